@@ -1,0 +1,335 @@
+"""The declarative site model: clusters of nodes, queues, and how the site schedules.
+
+A site is written in YAML (see ``site-configs/``) with human units, validated with
+pydantic, and immutable once loaded. :func:`load_site` reports *every* problem of a file at
+once, each with the file name, the key path (``queues[1].max_walltime``) and what was
+expected, so an admin can fix a file in one go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from queuesim.errors import ConfigError
+from queuesim.units import parse_duration, parse_size
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+Size = Annotated[int, BeforeValidator(parse_size)]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Cluster(_Frozen):
+    """A group of identical nodes."""
+
+    name: str = Field(min_length=1)
+    nodes: int = Field(gt=0, description="number of nodes")
+    cpus_per_node: int = Field(gt=0)
+    memory_per_node: Size | None = Field(
+        default=None, description="memory of one node; omit when memory is not modelled"
+    )
+    properties: tuple[str, ...] = ()
+
+    @property
+    def cpus(self) -> int:
+        return self.nodes * self.cpus_per_node
+
+
+class Queue(_Frozen):
+    """A queue jobs are routed to, with its walltime limit and priority."""
+
+    name: str = Field(min_length=1)
+    max_walltime: Duration | None = Field(default=None, description="None: no limit")
+    default_walltime: Duration | None = Field(
+        default=None, description="estimate for jobs that request no walltime"
+    )
+    priority: int = 0
+    clusters: tuple[str, ...] | None = Field(
+        default=None, description="clusters the queue may use; None: all"
+    )
+    trace_queues: tuple[int | str, ...] = Field(
+        default=(), description="queue numbers or names in the trace routed to this queue"
+    )
+
+    @model_validator(mode="after")
+    def _default_within_max(self) -> Queue:
+        if (
+            self.default_walltime is not None
+            and self.max_walltime is not None
+            and self.default_walltime > self.max_walltime
+        ):
+            raise ValueError("default_walltime is larger than max_walltime")
+        return self
+
+
+class Routing(str, Enum):
+    """How a job finds its queue."""
+
+    TRACE = "trace"  #: by the trace's queue field, through each queue's trace_queues
+    WALLTIME = "walltime"  #: the smallest queue whose max_walltime fits the request
+
+
+class EstimateSource(str, Enum):
+    """What the scheduler believes a job's runtime to be when it plans."""
+
+    REQUESTED = "requested"  #: the walltime the user requested (the trace's field 9)
+    EXACT = "exact"  #: the real runtime (a clairvoyant scheduler)
+    QUEUE_LIMIT = "queue-limit"  #: the max walltime of the job's queue
+
+
+class MemoryModel(str, Enum):
+    """Whether the trace's memory requests constrain placement."""
+
+    IGNORE = "ignore"
+    PER_CPU = "per-cpu"  #: the trace's requested memory per CPU must fit on each node
+
+
+class SchedulerSpec(_Frozen):
+    """The scheduling policy, by registry name, with its parameters."""
+
+    policy: str = "easy"
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class Site(_Frozen):
+    """A whole site: what it has and how it schedules."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    clusters: tuple[Cluster, ...] = Field(min_length=1)
+    queues: tuple[Queue, ...] = Field(
+        default=(Queue(name="default"),), min_length=1, validate_default=True
+    )
+    routing: Routing = Routing.WALLTIME
+    estimate: EstimateSource = EstimateSource.REQUESTED
+    kill_at_walltime: bool = Field(
+        default=True, description="a job still running at its requested walltime is killed"
+    )
+    memory: MemoryModel = MemoryModel.IGNORE
+    scheduler: SchedulerSpec = SchedulerSpec()
+
+    @field_validator("clusters")
+    @classmethod
+    def _unique_clusters(cls, clusters: tuple[Cluster, ...]) -> tuple[Cluster, ...]:
+        _require_unique((c.name for c in clusters), "cluster")
+        return clusters
+
+    @field_validator("queues")
+    @classmethod
+    def _unique_queues(cls, queues: tuple[Queue, ...]) -> tuple[Queue, ...]:
+        _require_unique((q.name for q in queues), "queue")
+        traced: dict[str, str] = {}
+        for q in queues:
+            for t in q.trace_queues:
+                if str(t) in traced:
+                    raise ValueError(
+                        f"trace queue {t!r} is mapped to both {traced[str(t)]!r} and {q.name!r}"
+                    )
+                traced[str(t)] = q.name
+        return queues
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> Site:
+        known = {c.name for c in self.clusters}
+        problems = []
+        for i, q in enumerate(self.queues):
+            for name in q.clusters or ():
+                if name not in known:
+                    problems.append(
+                        f"queues[{i}].clusters: queue {q.name!r} names cluster {name!r}, "
+                        f"which does not exist (known: {', '.join(sorted(known))})"
+                    )
+        if self.memory is MemoryModel.PER_CPU:
+            for i, c in enumerate(self.clusters):
+                if c.memory_per_node is None:
+                    problems.append(
+                        f"clusters[{i}].memory_per_node: required when memory is 'per-cpu' "
+                        f"(cluster {c.name!r} has none)"
+                    )
+        if self.routing is Routing.TRACE and len(self.queues) > 1:
+            for i, q in enumerate(self.queues):
+                if not q.trace_queues:
+                    problems.append(
+                        f"queues[{i}].trace_queues: routing is 'trace' but queue {q.name!r} "
+                        "maps no trace queue"
+                    )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    # --- derived views used by the engine -------------------------------------------------
+
+    @property
+    def total_cpus(self) -> int:
+        return sum(c.cpus for c in self.clusters)
+
+    @property
+    def total_nodes(self) -> int:
+        return sum(c.nodes for c in self.clusters)
+
+    def node_cpus(self) -> np.ndarray:
+        """CPUs of every node, clusters in file order (int64 array, one entry a node)."""
+        return np.concatenate(
+            [np.full(c.nodes, c.cpus_per_node, dtype=np.int64) for c in self.clusters]
+        )
+
+    def node_memory(self) -> np.ndarray:
+        """Memory of every node in bytes; huge where memory is not modelled."""
+        unlimited = np.iinfo(np.int64).max // 4
+        return np.concatenate(
+            [
+                np.full(
+                    c.nodes,
+                    unlimited if c.memory_per_node is None else c.memory_per_node,
+                    dtype=np.int64,
+                )
+                for c in self.clusters
+            ]
+        )
+
+    def queue(self, name: str) -> Queue:
+        for q in self.queues:
+            if q.name == name:
+                return q
+        raise KeyError(name)
+
+    def queue_cpus(self, queue: Queue) -> int:
+        """CPUs of the clusters a queue may use."""
+        allowed = set(queue.clusters) if queue.clusters is not None else None
+        return sum(c.cpus for c in self.clusters if allowed is None or c.name in allowed)
+
+    def with_scheduler(self, policy: str | None, params: dict[str, Any] | None = None) -> Site:
+        """A copy of the site with another policy (and parameters merged over the file's)."""
+        spec = self.scheduler
+        if policy is not None and policy != spec.policy:
+            spec = SchedulerSpec(policy=policy, params={})
+        if params:
+            spec = SchedulerSpec(policy=spec.policy, params={**spec.params, **params})
+        return self.model_copy(update={"scheduler": spec})
+
+
+def _require_unique(names: Iterable[str], what: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{what} name {name!r} is used twice")
+        seen.add(name)
+
+
+def _format_location(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part.startswith("function-") or part in ("function-after", "function-before"):
+            continue
+        else:
+            path += f".{part}" if path else part
+    return path or "(top level)"
+
+
+def _describe(error: Any) -> str:
+    kind = error["type"]
+    msg = str(error["msg"])
+    msg = msg.removeprefix("Value error, ")
+    if kind == "extra_forbidden":
+        return "unknown key (check the spelling; see the documented keys in site-configs/)"
+    if kind == "missing":
+        return "required key is missing"
+    given = error.get("input")
+    if kind not in ("value_error", "assertion_error") and not isinstance(given, dict | list):
+        return f"{msg} (got {given!r})"
+    return msg
+
+
+def site_errors(data: object) -> list[str]:
+    """Every validation problem of a parsed site document, as ``key.path: message`` lines."""
+    if not isinstance(data, dict):
+        return [f"(top level): expected a mapping of keys, got {type(data).__name__}"]
+    try:
+        Site.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        failed_parents = {tuple(e["loc"][:1]) for e in errors if len(e["loc"]) > 1}
+        lines = []
+        for error in errors:
+            loc = tuple(error["loc"])
+            if error["type"] == "too_short" and loc in failed_parents:
+                continue  # the list's items failed; their own errors say why
+            where = _format_location(loc)
+            text = _describe(error)
+            # cross-reference problems already carry their own key paths
+            if where == "(top level)" and ": " in text:
+                lines.extend(part for part in text.split("; "))
+            else:
+                lines.append(f"{where}: {text}")
+        if not any("does not exist" in line for line in lines):
+            lines.extend(_unknown_cluster_references(data))
+        return lines
+    return []
+
+
+def _unknown_cluster_references(data: dict[str, Any]) -> list[str]:
+    """Queues naming unknown clusters, found on the raw document (so that they are reported
+    even when other fields fail and the model validator never runs)."""
+    clusters = data.get("clusters")
+    queues = data.get("queues")
+    if not isinstance(clusters, list) or not isinstance(queues, list):
+        return []
+    known = {c.get("name") for c in clusters if isinstance(c, dict)}
+    problems = []
+    for i, q in enumerate(queues):
+        if isinstance(q, dict) and isinstance(q.get("clusters"), list):
+            for name in q["clusters"]:
+                if name not in known:
+                    problems.append(
+                        f"queues[{i}].clusters: queue {q.get('name')!r} names cluster "
+                        f"{name!r}, which does not exist"
+                    )
+    return problems
+
+
+def read_site_document(path: str | Path) -> object:
+    """Parse a site file's YAML, with a clear error for a missing or unreadable file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such site file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the site file ({exc.strerror})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}: not valid YAML at {where}: {problem}") from None
+
+
+def load_site(path: str | Path) -> Site:
+    """Load and validate a site file; raise :class:`ConfigError` listing every problem."""
+    data = read_site_document(path)
+    problems = site_errors(data)
+    if problems:
+        listing = "\n".join(f"  {path}: {p}" for p in problems)
+        noun = "problem" if len(problems) == 1 else "problems"
+        raise ConfigError(f"{path}: {len(problems)} {noun} in the site file:\n{listing}")
+    return Site.model_validate(data)
