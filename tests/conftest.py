@@ -1,0 +1,33 @@
+"""Shared fixtures.
+
+Real traces live outside the repository, in ``../shared/workloads`` beside the checkout
+(or wherever ``QUEUESIM_SHARED_WORKLOADS`` points). Tests that need them use the
+``real_workloads`` fixture, which skips the test cleanly when the folder is absent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_workloads_dir() -> Path:
+    override = os.environ.get("QUEUESIM_SHARED_WORKLOADS")
+    return Path(override) if override else REPO.parent / "shared" / "workloads"
+
+
+@pytest.fixture
+def real_workloads() -> Path:
+    folder = shared_workloads_dir()
+    if not folder.is_dir():
+        pytest.skip(f"real traces not available ({folder} is absent)")
+    return folder
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO
