@@ -22,7 +22,7 @@ class WorkloadError(QueuesimError):
     """A workload file cannot be read or is malformed."""
 
 
-class PolicyViolation(Exception):  # noqa: N818 - it names what happened, not a generic error
+class PolicyViolation(Exception):
     """A scheduling policy tried an illegal action (a bug in the policy, not in the input).
 
     The message names the job and the rule it broke.

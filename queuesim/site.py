@@ -9,7 +9,7 @@ expected, so an admin can fix a file in one go.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,7 +28,17 @@ from pydantic import (
 from queuesim.errors import ConfigError
 from queuesim.units import parse_duration, parse_size
 
+
+def _trace_queue(value: object) -> int | str:
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise ValueError(f"expected a trace queue number or name, got {value!r}")
+
+
 Duration = Annotated[float, BeforeValidator(parse_duration)]
+TraceQueue = Annotated[int | str, BeforeValidator(_trace_queue)]
 Size = Annotated[int, BeforeValidator(parse_size)]
 
 
@@ -64,7 +74,7 @@ class Queue(_Frozen):
     clusters: tuple[str, ...] | None = Field(
         default=None, description="clusters the queue may use; None: all"
     )
-    trace_queues: tuple[int | str, ...] = Field(
+    trace_queues: tuple[TraceQueue, ...] = Field(
         default=(), description="queue numbers or names in the trace routed to this queue"
     )
 
@@ -75,18 +85,21 @@ class Queue(_Frozen):
             and self.max_walltime is not None
             and self.default_walltime > self.max_walltime
         ):
-            raise ValueError("default_walltime is larger than max_walltime")
+            raise ValueError(
+                f"default_walltime ({self.default_walltime:g} s) is larger than "
+                f"max_walltime ({self.max_walltime:g} s)"
+            )
         return self
 
 
-class Routing(str, Enum):
+class Routing(StrEnum):
     """How a job finds its queue."""
 
     TRACE = "trace"  #: by the trace's queue field, through each queue's trace_queues
     WALLTIME = "walltime"  #: the smallest queue whose max_walltime fits the request
 
 
-class EstimateSource(str, Enum):
+class EstimateSource(StrEnum):
     """What the scheduler believes a job's runtime to be when it plans."""
 
     REQUESTED = "requested"  #: the walltime the user requested (the trace's field 9)
@@ -94,11 +107,17 @@ class EstimateSource(str, Enum):
     QUEUE_LIMIT = "queue-limit"  #: the max walltime of the job's queue
 
 
-class MemoryModel(str, Enum):
+class MemoryModel(StrEnum):
     """Whether the trace's memory requests constrain placement."""
 
     IGNORE = "ignore"
     PER_CPU = "per-cpu"  #: the trace's requested memory per CPU must fit on each node
+
+
+class Ordering(StrEnum):
+    """The order in which policies see waiting jobs."""
+
+    FCFS = "fcfs"  #: by submit time, then trace order
 
 
 class SchedulerSpec(_Frozen):
@@ -123,6 +142,7 @@ class Site(_Frozen):
         default=True, description="a job still running at its requested walltime is killed"
     )
     memory: MemoryModel = MemoryModel.IGNORE
+    ordering: Ordering = Ordering.FCFS
     scheduler: SchedulerSpec = SchedulerSpec()
 
     @field_validator("clusters")
@@ -147,29 +167,7 @@ class Site(_Frozen):
 
     @model_validator(mode="after")
     def _cross_references(self) -> Site:
-        known = {c.name for c in self.clusters}
-        problems = []
-        for i, q in enumerate(self.queues):
-            for name in q.clusters or ():
-                if name not in known:
-                    problems.append(
-                        f"queues[{i}].clusters: queue {q.name!r} names cluster {name!r}, "
-                        f"which does not exist (known: {', '.join(sorted(known))})"
-                    )
-        if self.memory is MemoryModel.PER_CPU:
-            for i, c in enumerate(self.clusters):
-                if c.memory_per_node is None:
-                    problems.append(
-                        f"clusters[{i}].memory_per_node: required when memory is 'per-cpu' "
-                        f"(cluster {c.name!r} has none)"
-                    )
-        if self.routing is Routing.TRACE and len(self.queues) > 1:
-            for i, q in enumerate(self.queues):
-                if not q.trace_queues:
-                    problems.append(
-                        f"queues[{i}].trace_queues: routing is 'trace' but queue {q.name!r} "
-                        "maps no trace queue"
-                    )
+        problems = cross_reference_problems(self.model_dump(mode="json"))
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -233,13 +231,16 @@ def _require_unique(names: Iterable[str], what: str) -> None:
         seen.add(name)
 
 
+_UNION_TAGS = frozenset({"int", "str", "float", "bool"})
+
+
 def _format_location(loc: tuple[int | str, ...]) -> str:
     path = ""
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif part.startswith("function-") or part in ("function-after", "function-before"):
-            continue
+        elif part.startswith("function-") or part in _UNION_TAGS:
+            continue  # pydantic's validator and union-branch tags are not keys
         else:
             path += f".{part}" if path else part
     return path or "(top level)"
@@ -261,6 +262,8 @@ def _describe(error: Any) -> str:
 
 def site_errors(data: object) -> list[str]:
     """Every validation problem of a parsed site document, as ``key.path: message`` lines."""
+    if data is None:
+        return ["(top level): the file is empty; a site needs at least 'name' and 'clusters'"]
     if not isinstance(data, dict):
         return [f"(top level): expected a mapping of keys, got {type(data).__name__}"]
     try:
@@ -268,7 +271,7 @@ def site_errors(data: object) -> list[str]:
     except ValidationError as exc:
         errors = exc.errors()
         failed_parents = {tuple(e["loc"][:1]) for e in errors if len(e["loc"]) > 1}
-        lines = []
+        lines: list[str] = []
         for error in errors:
             loc = tuple(error["loc"])
             if error["type"] == "too_short" and loc in failed_parents:
@@ -280,29 +283,44 @@ def site_errors(data: object) -> list[str]:
                 lines.extend(part for part in text.split("; "))
             else:
                 lines.append(f"{where}: {text}")
-        if not any("does not exist" in line for line in lines):
-            lines.extend(_unknown_cluster_references(data))
-        return lines
+        lines.extend(cross_reference_problems(data))
+        return list(dict.fromkeys(lines))  # a union's branches may repeat one problem
     return []
 
 
-def _unknown_cluster_references(data: dict[str, Any]) -> list[str]:
-    """Queues naming unknown clusters, found on the raw document (so that they are reported
-    even when other fields fail and the model validator never runs)."""
+def cross_reference_problems(data: dict[str, Any]) -> list[str]:
+    """Problems that involve several keys at once, each with its key path.
+
+    Works on the raw document as well as on a validated site's dump, so these problems are
+    reported even when other fields fail (and pydantic's model validator never runs)."""
     clusters = data.get("clusters")
     queues = data.get("queues")
-    if not isinstance(clusters, list) or not isinstance(queues, list):
-        return []
-    known = {c.get("name") for c in clusters if isinstance(c, dict)}
+    clusters = [c for c in clusters if isinstance(c, dict)] if isinstance(clusters, list) else []
+    queues = [q for q in queues if isinstance(q, dict)] if isinstance(queues, list) else []
+    known = [c.get("name") for c in clusters]
     problems = []
     for i, q in enumerate(queues):
-        if isinstance(q, dict) and isinstance(q.get("clusters"), list):
-            for name in q["clusters"]:
-                if name not in known:
-                    problems.append(
-                        f"queues[{i}].clusters: queue {q.get('name')!r} names cluster "
-                        f"{name!r}, which does not exist"
-                    )
+        names = q.get("clusters")
+        for name in names if isinstance(names, list) else ():
+            if name not in known:
+                problems.append(
+                    f"queues[{i}].clusters: queue {q.get('name')!r} names cluster {name!r}, "
+                    f"which does not exist (known: {', '.join(sorted(map(str, known)))})"
+                )
+    if data.get("memory") == MemoryModel.PER_CPU.value:
+        for i, c in enumerate(clusters):
+            if c.get("memory_per_node") is None:
+                problems.append(
+                    f"clusters[{i}].memory_per_node: required when memory is 'per-cpu' "
+                    f"(cluster {c.get('name')!r} has none)"
+                )
+    if data.get("routing") == Routing.TRACE.value and len(queues) > 1:
+        for i, q in enumerate(queues):
+            if not q.get("trace_queues"):
+                problems.append(
+                    f"queues[{i}].trace_queues: routing is 'trace' but queue {q.get('name')!r} "
+                    "maps no trace queue"
+                )
     return problems
 
 

@@ -8,6 +8,7 @@ GB, TB) are powers of 1024 as in PBS and Slurm, which is what admins mean when t
 
 from __future__ import annotations
 
+import math
 import re
 
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -46,6 +47,8 @@ def parse_duration(value: object) -> float:
             seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
     else:
         raise ValueError(f"expected a duration such as '90m', '2h' or '30d', got {value!r}")
+    if not math.isfinite(seconds):
+        raise ValueError(f"expected a finite duration such as '90m' or '2h', got {value!r}")
     if seconds < 0:
         raise ValueError(f"a duration cannot be negative, got {value!r}")
     return seconds
@@ -64,6 +67,8 @@ def parse_size(value: object) -> int:
         size = float(match.group(1)) * _SIZE_UNITS[match.group(2) or "b"]
     else:
         raise ValueError(f"expected a size such as '512MB' or '64GB', got {value!r}")
+    if not math.isfinite(size):
+        raise ValueError(f"expected a finite size such as '512MB' or '64GB', got {value!r}")
     if size < 0:
         raise ValueError(f"a size cannot be negative, got {value!r}")
     return int(size)
@@ -71,7 +76,9 @@ def parse_size(value: object) -> int:
 
 def format_duration(seconds: float) -> str:
     """Render seconds compactly for people: ``3d 4h``, ``2h 5m``, ``45s``."""
-    s = int(round(seconds))
+    if seconds < 0:
+        return "-" + format_duration(-seconds)
+    s = round(seconds)
     days, s = divmod(s, 86400)
     hours, s = divmod(s, 3600)
     minutes, s = divmod(s, 60)

@@ -1,0 +1,6 @@
+"""Scheduling policies, installed as ``queuesim.policies``; importing this package
+registers the built-in ones (see :mod:`queuesim.policy`)."""
+
+from queuesim.policies import backfill as backfill
+
+__all__ = ["backfill"]

@@ -1,0 +1,30 @@
+"""queuesim: replay a job trace against a site model and a scheduling policy, and report
+what changes for whom.
+
+The Python API mirrors the command line: :func:`simulate` returns a :class:`Result`
+(per-job table and run facts); :func:`metrics_of` computes its metrics.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from queuesim.api import metrics_of, simulate
+from queuesim.engine import Result
+from queuesim.metrics import Metrics, compute_metrics
+from queuesim.site import Site, load_site
+from queuesim.workload import CleaningOptions, Workload, load_workload
+
+__all__ = [
+    "CleaningOptions",
+    "Metrics",
+    "Result",
+    "Site",
+    "Workload",
+    "__version__",
+    "compute_metrics",
+    "load_site",
+    "load_workload",
+    "metrics_of",
+    "simulate",
+]

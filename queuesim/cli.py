@@ -1,0 +1,271 @@
+"""The ``queuesim`` command line.
+
+Exit codes: 0 success; 1 the simulation itself failed (a policy broke a rule: a bug);
+2 bad input (site file, workload, policy name, arguments) with a one-paragraph message;
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from queuesim import __version__
+from queuesim.errors import PolicyViolation, QueuesimError
+
+EXAMPLES = """\
+examples:
+  queuesim run site-configs/kth-sp2.yaml workloads/kth-sp2-sample.swf
+  queuesim run site-configs/hpc2n.yaml ../shared/workloads/HPC2N-2002-2.2-cln.swf.gz \\
+      --policy conservative --out out/hpc2n-cons
+  queuesim validate site-configs/*.yaml
+  queuesim policies
+  queuesim bench --policy easy --trace HPC2N-2002-2.2-cln.swf.gz
+"""
+
+
+def _progress_callback(console: Console) -> tuple[Callable[[int, int], None], Callable[[], None]]:
+    """A progress callback that shows a bar only once a run has lasted a second."""
+    started = time.perf_counter()
+    state: dict[str, object] = {}
+
+    def update(done: int, total: int) -> None:
+        if "bar" not in state:
+            if time.perf_counter() - started < 1.0 or done >= total:
+                return
+            bar = Progress(
+                TextColumn("simulating"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("jobs submitted"),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
+            bar.start()
+            state["bar"] = bar
+            state["task"] = bar.add_task("sim", total=total)
+        shown = state["bar"]
+        assert isinstance(shown, Progress)
+        shown.update(state["task"], completed=done)  # type: ignore[arg-type]
+
+    def close() -> None:
+        bar = state.get("bar")
+        if isinstance(bar, Progress):
+            bar.stop()
+
+    return update, close
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from queuesim.api import simulate
+    from queuesim.metrics import compute_metrics
+    from queuesim.output import write_run
+    from queuesim.policy import parse_params
+    from queuesim.site import load_site
+    from queuesim.summary import print_summary
+    from queuesim.workload import CleaningOptions, load_workload
+
+    site = load_site(args.site)
+    site = site.with_scheduler(args.policy, parse_params(args.param))
+    options = CleaningOptions(
+        skip_bad_lines=args.skip_bad_lines,
+        drop_cancelled=args.drop_cancelled,
+        reject_unrunnable=args.reject_unrunnable,
+    )
+    read_started = time.perf_counter()
+    workload = load_workload(args.workload, site, options)
+    read_seconds = time.perf_counter() - read_started
+    update, close = _progress_callback(console)
+    try:
+        result = simulate(site, workload, progress=None if args.quiet else update)
+    finally:
+        close()
+    metrics = compute_metrics(result.jobs, total_cpus=site.total_cpus, tau=args.tau)
+    policy = result.policy
+    if result.params:
+        policy += " (" + ", ".join(f"{k}={v}" for k, v in sorted(result.params.items())) + ")"
+    facts = {
+        "site": f"{site.name} ({site.total_cpus} CPUs on {site.total_nodes} nodes)",
+        "workload": f"{Path(args.workload).name} ({len(workload.jobs):,} jobs)",
+        "policy": policy,
+        "speed": f"{result.jobs_per_second:,.0f} jobs/s "
+        f"(simulation {result.wall_seconds:.2f} s, reading {read_seconds:.2f} s)",
+    }
+    for name, value in sorted(result.counters.items()):
+        facts[name.replace("_", " ")] = f"{value:,}"
+    if args.out:
+        files = write_run(Path(args.out), result, metrics)
+        facts["written"] = ", ".join(str(f) for f in files)
+    if not args.quiet:
+        print_summary(
+            console,
+            title=f"queuesim {site.name} / {result.policy}",
+            metrics=metrics,
+            cleaning=workload.cleaning.counts,
+            facts=facts,
+        )
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from queuesim.policy import make_policy
+    from queuesim.site import load_site
+
+    failed = 0
+    for path in args.sites:
+        try:
+            site = load_site(path)
+            make_policy(site.scheduler.policy, site.scheduler.params)
+        except QueuesimError as exc:
+            failed += 1
+            console.print(f"[red]✗[/red] {exc}", highlight=False)
+            continue
+        console.print(
+            f"[green]✓[/green] {path}: site {site.name!r}, {len(site.clusters)} clusters, "
+            f"{site.total_nodes} nodes, {site.total_cpus} CPUs, {len(site.queues)} queues, "
+            f"policy {site.scheduler.policy}",
+            highlight=False,
+        )
+    return 2 if failed else 0
+
+
+def cmd_policies(args: argparse.Namespace, console: Console) -> int:
+    import dataclasses
+
+    from queuesim.policy import known_policies, policy_class
+
+    for name in known_policies():
+        cls = policy_class(name)
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        params = [f.name for f in dataclasses.fields(cls) if f.init]
+        suffix = f"  [dim]params: {', '.join(params)}[/dim]" if params else ""
+        console.print(f"[bold]{name}[/bold]  {doc}{suffix}", highlight=False)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace, console: Console) -> int:
+    from queuesim.bench import run_bench
+
+    return run_bench(args, console)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="queuesim",
+        description="Replay a job trace against a site model and a scheduling policy, and "
+        "report wait times, slowdowns, fairness and utilization.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"queuesim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser(
+        "run",
+        help="simulate one site on one workload and print the summary",
+        description="Simulate SITE (a YAML site file) on WORKLOAD (an SWF trace, .gz read "
+        "transparently). The policy is the site file's unless --policy is given. With --out, "
+        "metrics.json, jobs.csv, schedule.swf and cleaning.csv are written there atomically.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("site", help="site file (YAML), e.g. site-configs/hpc2n.yaml")
+    run.add_argument("workload", help="trace in the Standard Workload Format (.swf or .swf.gz)")
+    run.add_argument("--policy", help="scheduling policy (see `queuesim policies`)")
+    run.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="policy parameter; repeat for several",
+    )
+    run.add_argument("--out", metavar="DIR", help="write the result files into DIR")
+    run.add_argument(
+        "--tau", type=float, default=10.0, help="bounded slowdown threshold, seconds (10)"
+    )
+    run.add_argument(
+        "--skip-bad-lines",
+        action="store_true",
+        help="skip malformed trace lines (counted in the report) instead of stopping",
+    )
+    run.add_argument(
+        "--drop-cancelled",
+        action="store_true",
+        help="drop cancelled jobs even when they ran for a while (counted)",
+    )
+    run.add_argument(
+        "--reject-unrunnable",
+        action="store_true",
+        help="reject jobs the site cannot run (too large, no queue) instead of stopping "
+        "(counted and listed in cleaning.csv)",
+    )
+    run.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    run.set_defaults(handler=cmd_run)
+
+    validate = sub.add_parser(
+        "validate",
+        help="check site files and report every problem at once",
+        description="Validate site files: every problem is reported with its key path.",
+    )
+    validate.add_argument("sites", nargs="+", help="site files (YAML)")
+    validate.set_defaults(handler=cmd_validate)
+
+    policies = sub.add_parser("policies", help="list the scheduling policies and parameters")
+    policies.set_defaults(handler=cmd_policies)
+
+    bench = sub.add_parser(
+        "bench",
+        help="time full real traces under each policy (jobs/s, peak memory)",
+        description="Run each policy on full real traces, each run in a fresh process, and "
+        "print jobs, wall seconds, jobs/s and peak memory. Traces are looked up in "
+        "--workloads (default: ../shared/workloads beside the repository).",
+    )
+    bench.add_argument(
+        "--trace",
+        action="append",
+        default=[],
+        help="trace file name (repeat); default: HPC2N-2002 and SDSC-BLUE-2000",
+    )
+    bench.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        help="policy (repeat); default: fcfs, easy, conservative",
+    )
+    bench.add_argument("--workloads", metavar="DIR", help="folder of the real traces")
+    bench.add_argument("--site-configs", metavar="DIR", help="folder of the site files")
+    bench.set_defaults(handler=cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    console = Console(stderr=False)
+    errors = Console(stderr=True)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        code: int = args.handler(args, console)
+        return code
+    except QueuesimError as exc:
+        errors.print(f"[red]error:[/red] {exc}", highlight=False)
+        return exc.exit_code
+    except PolicyViolation as exc:
+        errors.print(f"[red]policy error:[/red] {exc}", highlight=False)
+        return 1
+    except KeyboardInterrupt:
+        errors.print("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

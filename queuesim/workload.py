@@ -1,0 +1,354 @@
+"""From a trace to the jobs a simulation replays: explicit, counted cleaning.
+
+:func:`prepare` turns the raw fields of a trace (see :mod:`queuesim.swf`) into one row per
+job with the values the engine needs, for one site: CPUs, queue, requested walltime, the
+scheduler's runtime estimate, memory per CPU. Every job that is dropped or repaired is
+recorded with its trace line and the reason, and counted; nothing is dropped silently.
+
+Cleaning rules, in order (the reason keys are those of the run report and metrics.json):
+
+* ``malformed_line`` - lines skipped because the user asked to skip bad lines;
+* ``cancelled`` - dropped: cancelled (status 5) before running, or at all with
+  ``drop_cancelled``;
+* ``zero_runtime`` - dropped: the job has no positive runtime;
+* ``no_submit_time`` - dropped: the submit time is missing;
+* ``no_cpus`` - dropped: neither requested (field 8) nor allocated (field 5) processors;
+* ``cpus_from_allocated`` - repaired: requested processors missing, allocated used;
+* ``walltime_from_queue`` / ``walltime_from_runtime`` - repaired: requested time missing,
+  the queue's default walltime (else its limit) is used, else the runtime;
+* ``memory_missing`` - repaired: memory is modelled but the job gives none; it asks 0;
+* ``no_queue`` - rejected: no queue accepts the job's walltime;
+* ``too_large`` - rejected: no node set its queue may use could ever hold it.
+
+Rejections (the last two) are errors unless the caller passes ``reject_unrunnable``: a job
+that cannot run on the site usually means the wrong site file for the trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from queuesim.cluster import ClusterState
+from queuesim.errors import WorkloadError
+from queuesim.site import EstimateSource, MemoryModel, Routing, Site
+from queuesim.swf import SwfHeader, SwfTrace, read_swf
+
+CLEANING_REASONS = (
+    "malformed_line",
+    "cancelled",
+    "zero_runtime",
+    "no_submit_time",
+    "no_cpus",
+    "cpus_from_allocated",
+    "walltime_from_queue",
+    "walltime_from_runtime",
+    "memory_missing",
+    "no_queue",
+    "too_large",
+)
+DROPPED = ("malformed_line", "cancelled", "zero_runtime", "no_submit_time", "no_cpus")
+REJECTED = ("no_queue", "too_large")
+
+JOB_COLUMNS = (
+    "job_id",
+    "line",
+    "user",
+    "group",
+    "queue",
+    "submit",
+    "runtime",
+    "walltime",
+    "estimate",
+    "cpus",
+    "mem_per_cpu",
+)
+
+STATUS_CANCELLED = 5
+
+
+@dataclass(frozen=True)
+class CleaningOptions:
+    """What the user allows cleaning to do beyond the always-on rules."""
+
+    skip_bad_lines: bool = False
+    drop_cancelled: bool = False
+    reject_unrunnable: bool = False
+
+
+@dataclass(frozen=True)
+class Cleaning:
+    """What cleaning did: counts by reason and one record per affected job."""
+
+    counts: dict[str, int]
+    records: pd.DataFrame  # columns: job_id, line, reason, action
+
+    @property
+    def dropped(self) -> int:
+        return sum(self.counts[r] for r in DROPPED)
+
+    @property
+    def rejected(self) -> int:
+        return sum(self.counts[r] for r in REJECTED)
+
+    @property
+    def repaired(self) -> int:
+        return sum(
+            self.counts[r] for r in CLEANING_REASONS if r not in DROPPED and r not in REJECTED
+        )
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The jobs of one trace, prepared for one site, in submit order."""
+
+    jobs: pd.DataFrame  # JOB_COLUMNS
+    cleaning: Cleaning
+    source: str
+    header: SwfHeader | None = None
+    queue_names: list[str] = field(default_factory=list)
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(CLEANING_REASONS, 0)
+        self.parts: list[pd.DataFrame] = []
+
+    def add(self, frame: pd.DataFrame, mask: np.ndarray, reason: str, action: str) -> None:
+        n = int(mask.sum())
+        self.counts[reason] += n
+        if n:
+            self.parts.append(
+                pd.DataFrame(
+                    {
+                        "job_id": frame["job_id"].to_numpy()[mask],
+                        "line": frame["line"].to_numpy()[mask],
+                        "reason": reason,
+                        "action": action,
+                    }
+                )
+            )
+
+    def result(self) -> Cleaning:
+        columns = ["job_id", "line", "reason", "action"]
+        records = (
+            pd.concat(self.parts, ignore_index=True)
+            if self.parts
+            else pd.DataFrame(
+                {
+                    c: pd.Series(dtype="int64" if c != "reason" and c != "action" else "object")
+                    for c in columns
+                }
+            )
+        )
+        return Cleaning(counts=self.counts, records=records)
+
+
+def load_workload(path: str | Path, site: Site, options: CleaningOptions | None = None) -> Workload:
+    """Read a trace file and prepare it for ``site``."""
+    options = options or CleaningOptions()
+    trace = read_swf(path, skip_bad_lines=options.skip_bad_lines)
+    return prepare(trace, site, options)
+
+
+def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None) -> Workload:
+    """Clean and route the jobs of ``trace`` for ``site`` (see the module docstring)."""
+    options = options or CleaningOptions()
+    rec = _Recorder()
+    rec.counts["malformed_line"] = len(trace.bad_lines)
+    if trace.bad_lines:
+        rec.parts.append(
+            pd.DataFrame(
+                {
+                    "job_id": -1,
+                    "line": [b.line for b in trace.bad_lines],
+                    "reason": "malformed_line",
+                    "action": "dropped",
+                }
+            )
+        )
+    raw = trace.jobs
+    if raw.empty:
+        raise WorkloadError(f"{trace.path}: the workload has no jobs")
+
+    status = raw["status"].to_numpy()
+    runtime = raw["runtime"].to_numpy(dtype=np.float64)
+    cancelled = status == STATUS_CANCELLED
+    drop_cancelled = cancelled & ((runtime <= 0) | options.drop_cancelled)
+    rec.add(raw, drop_cancelled, "cancelled", "dropped")
+    keep = ~drop_cancelled
+    zero = keep & ~(runtime > 0)
+    rec.add(raw, zero, "zero_runtime", "dropped")
+    keep &= ~zero
+    no_submit = keep & (raw["submit"].to_numpy() < 0)
+    rec.add(raw, no_submit, "no_submit_time", "dropped")
+    keep &= ~no_submit
+    req_procs = raw["req_procs"].to_numpy()
+    alloc_procs = raw["alloc_procs"].to_numpy()
+    no_cpus = keep & (req_procs <= 0) & (alloc_procs <= 0)
+    rec.add(raw, no_cpus, "no_cpus", "dropped")
+    keep &= ~no_cpus
+    from_alloc = keep & (req_procs <= 0)
+    rec.add(raw, from_alloc, "cpus_from_allocated", "repaired")
+
+    jobs = raw.loc[keep].reset_index(drop=True)
+    cpus = np.where(jobs["req_procs"] > 0, jobs["req_procs"], jobs["alloc_procs"]).astype(np.int64)
+    runtime = jobs["runtime"].to_numpy(dtype=np.float64)
+    requested = jobs["req_time"].to_numpy(dtype=np.float64)
+    has_walltime = requested > 0
+
+    queue_index = _route(trace, jobs, site, np.where(has_walltime, requested, runtime))
+    no_queue = queue_index < 0
+    queues = site.queues
+    # walltime for jobs that requested none: the queue's default, else its limit, else runtime
+    fallback = np.array(
+        [
+            q.default_walltime
+            if q.default_walltime is not None
+            else (q.max_walltime if q.max_walltime is not None else np.nan)
+            for q in queues
+        ]
+        + [np.nan]
+    )[queue_index]
+    from_queue = ~has_walltime & ~np.isnan(fallback) & ~no_queue
+    from_runtime = ~has_walltime & ~from_queue & ~no_queue
+    rec.add(jobs, from_queue, "walltime_from_queue", "repaired")
+    rec.add(jobs, from_runtime, "walltime_from_runtime", "repaired")
+    walltime = np.where(has_walltime, requested, np.where(from_queue, fallback, runtime))
+
+    mem_per_cpu = np.zeros(len(jobs), dtype=np.int64)
+    if site.memory is MemoryModel.PER_CPU:
+        req_mem = jobs["req_memory"].to_numpy(dtype=np.float64)  # KB per processor in SWF
+        missing = ~(req_mem > 0)
+        rec.add(jobs, missing & ~no_queue, "memory_missing", "repaired")
+        mem_per_cpu = np.where(missing, 0, np.ceil(req_mem * 1024)).astype(np.int64)
+
+    rec.add(jobs, no_queue, "no_queue", "rejected")
+    queue_names = [q.name for q in queues]
+    state = ClusterState(site, queue_names)
+    limit_cache: dict[tuple[int, int], int] = {}
+    too_large = np.zeros(len(jobs), dtype=bool)
+    for i in np.flatnonzero(~no_queue):
+        key = (int(mem_per_cpu[i]), int(queue_index[i]))
+        if key not in limit_cache:
+            limit_cache[key] = state.max_placeable(*key)
+        too_large[i] = cpus[i] > limit_cache[key]
+    rec.add(jobs, too_large, "too_large", "rejected")
+    rejected = no_queue | too_large
+    if rejected.any() and not options.reject_unrunnable:
+        raise WorkloadError(_rejection_message(trace, site, jobs, no_queue, too_large, cpus))
+
+    estimate = _estimates(site, queue_index, walltime, runtime)
+    prepared = pd.DataFrame(
+        {
+            "job_id": jobs["job_id"].to_numpy(dtype=np.int64),
+            "line": jobs["line"].to_numpy(dtype=np.int64),
+            "user": jobs["user"].to_numpy(dtype=np.int64),
+            "group": jobs["group"].to_numpy(dtype=np.int64),
+            "queue": pd.Categorical.from_codes(
+                np.where(rejected, 0, queue_index), categories=pd.Index(queue_names)
+            ),
+            "submit": jobs["submit"].to_numpy(dtype=np.float64),
+            "runtime": runtime,
+            "walltime": walltime,
+            "estimate": estimate,
+            "cpus": cpus,
+            "mem_per_cpu": mem_per_cpu,
+        }
+    ).loc[~rejected]
+    prepared = prepared.sort_values(["submit", "line"], kind="mergesort").reset_index(drop=True)
+    if prepared.empty:
+        raise WorkloadError(f"{trace.path}: no job is left after cleaning ({rec.counts})")
+    return Workload(
+        jobs=prepared,
+        cleaning=rec.result(),
+        source=str(trace.path),
+        header=trace.header,
+        queue_names=queue_names,
+    )
+
+
+def _route(trace: SwfTrace, jobs: pd.DataFrame, site: Site, walltime: np.ndarray) -> np.ndarray:
+    """Queue index of every job (-1: no queue accepts it)."""
+    queues = site.queues
+    if len(queues) == 1 and site.routing is Routing.WALLTIME:
+        limit = queues[0].max_walltime
+        if limit is None:
+            return np.zeros(len(jobs), dtype=np.int64)
+        return np.where(walltime <= limit, 0, -1).astype(np.int64)
+    if site.routing is Routing.WALLTIME:
+        limits = np.array([np.inf if q.max_walltime is None else q.max_walltime for q in queues])
+        order = np.argsort(limits, kind="mergesort")
+        pos = np.searchsorted(limits[order], walltime, side="left")
+        return np.where(pos < len(order), order[np.minimum(pos, len(order) - 1)], -1).astype(
+            np.int64
+        )
+    mapping: dict[str, int] = {}
+    for i, q in enumerate(queues):
+        for t in q.trace_queues:
+            mapping[str(t)] = i
+    trace_queue = jobs["queue"].to_numpy()
+    index = np.empty(len(jobs), dtype=np.int64)
+    for value in np.unique(trace_queue):
+        key = str(value)
+        if key not in mapping:
+            if len(queues) == 1 and not queues[0].trace_queues:
+                mapping[key] = 0
+            else:
+                line = int(jobs["line"].to_numpy()[np.argmax(trace_queue == value)])
+                known = ", ".join(sorted(mapping)) or "none"
+                raise WorkloadError(
+                    f"{trace.path}:{line}: trace queue {value!r} is not mapped to any queue of "
+                    f"site {site.name!r} (mapped trace queues: {known}); add it to a queue's "
+                    "trace_queues"
+                )
+        index[trace_queue == value] = mapping[key]
+    return index
+
+
+def _estimates(
+    site: Site, queue_index: np.ndarray, walltime: np.ndarray, runtime: np.ndarray
+) -> np.ndarray:
+    if site.estimate is EstimateSource.EXACT:
+        return runtime.copy()
+    if site.estimate is EstimateSource.REQUESTED:
+        return walltime.copy()
+    limits = np.array(
+        [np.nan if q.max_walltime is None else q.max_walltime for q in site.queues] + [np.nan]
+    )[queue_index]
+    return np.where(np.isnan(limits), walltime, limits)
+
+
+def _rejection_message(
+    trace: SwfTrace,
+    site: Site,
+    jobs: pd.DataFrame,
+    no_queue: np.ndarray,
+    too_large: np.ndarray,
+    cpus: np.ndarray,
+) -> str:
+    lines = jobs["line"].to_numpy()
+    parts = []
+    if too_large.any():
+        first = np.flatnonzero(too_large)[:5]
+        examples = ", ".join(f"line {lines[i]} ({cpus[i]} CPUs)" for i in first)
+        parts.append(
+            f"{int(too_large.sum())} jobs ask for more CPUs than site {site.name!r} can give "
+            f"them (the site has {site.total_cpus} CPUs): {examples}"
+        )
+    if no_queue.any():
+        first = np.flatnonzero(no_queue)[:5]
+        examples = ", ".join(f"line {lines[i]}" for i in first)
+        parts.append(
+            f"{int(no_queue.sum())} jobs request more walltime than any queue of site "
+            f"{site.name!r} accepts: {examples}"
+        )
+    return (
+        f"{trace.path}: "
+        + "; ".join(parts)
+        + ". Is this the right site file for this trace? To reject such jobs and simulate "
+        "the rest, pass --reject-unrunnable (they are counted and listed in the report)."
+    )
