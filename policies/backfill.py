@@ -22,8 +22,13 @@ from queuesim.policy import register
 from queuesim.profile import plan_pass
 
 
-def backfill_pass(ctx: Context, depth: int, backfill: bool) -> None:
-    """One scheduling pass of the shared backfill loop."""
+def backfill_pass(
+    ctx: Context, depth: int, backfill: bool, reservations: dict[int, float] | None = None
+) -> None:
+    """One scheduling pass of the shared backfill loop.
+
+    With ``reservations``, the first reservation time each job is given is recorded there
+    (by job number), so the promise can be checked against the start it finally got."""
     order = ctx.waiting()
     if order.size == 0:
         return
@@ -44,6 +49,10 @@ def backfill_pass(ctx: Context, depth: int, backfill: bool) -> None:
         depth,
         backfill,
     )
+    if reservations is not None:
+        for job, when in zip(order.tolist(), starts.tolist(), strict=True):
+            if ctx.now < when < np.inf:
+                reservations.setdefault(job, when)
     for job in order[starts == ctx.now]:
         if ctx.can_start(int(job)):
             ctx.start(int(job))
@@ -69,9 +78,12 @@ class EASY:
     """EASY backfilling: a reservation for the first blocked job only."""
 
     name: str = field(default="easy", init=False)
+    record_reservations: bool = False
+    reservations: dict[int, float] = field(default_factory=dict, init=False, repr=False)
 
     def schedule(self, ctx: Context) -> None:
-        backfill_pass(ctx, depth=1, backfill=True)
+        record = self.reservations if self.record_reservations else None
+        backfill_pass(ctx, depth=1, backfill=True, reservations=record)
 
 
 @register("conservative")
@@ -80,6 +92,9 @@ class Conservative:
     """Conservative backfilling: every waiting job holds a reservation."""
 
     name: str = field(default="conservative", init=False)
+    record_reservations: bool = False
+    reservations: dict[int, float] = field(default_factory=dict, init=False, repr=False)
 
     def schedule(self, ctx: Context) -> None:
-        backfill_pass(ctx, depth=np.iinfo(np.int64).max, backfill=True)
+        record = self.reservations if self.record_reservations else None
+        backfill_pass(ctx, depth=np.iinfo(np.int64).max, backfill=True, reservations=record)

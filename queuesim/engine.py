@@ -70,6 +70,8 @@ class Result:
     wall_seconds: float
     passes: int
     counters: dict[str, int] = field(default_factory=dict)
+    #: with ``record_allocations``: job number -> where it ran (for invariant checks)
+    allocations: dict[int, Allocation] | None = None
 
     @property
     def jobs_per_second(self) -> float:
@@ -100,7 +102,7 @@ class Context:
 
     def waiting(self) -> np.ndarray:
         """Waiting jobs, in the order the site's ordering gives them."""
-        return order_waiting(self._sim.site, self, self._sim.waiting)
+        return order_waiting(self._sim.site, self, self._sim.waiting_jobs())
 
     def running(self) -> np.ndarray:
         sim = self._sim
@@ -142,8 +144,10 @@ class Simulation:
         *,
         params: dict[str, Any] | None = None,
         progress: Callable[[int, int], None] | None = None,
+        record_allocations: bool = False,
     ) -> None:
         self.site = site
+        self.allocation_log: dict[int, Allocation] | None = {} if record_allocations else None
         self.workload = workload
         self.policy = policy
         self.params = dict(params or {})
@@ -169,7 +173,9 @@ class Simulation:
         self.run_ids = np.zeros(n, dtype=np.int64)
         self.run_pos = np.full(n, -1, dtype=np.int64)
         self.nrun = 0
-        self.waiting: list[int] = []
+        self.nwaiting = 0
+        self.submitted = 0  #: jobs 0 .. submitted - 1 have arrived
+        self.wait_lo = 0  #: no job before this one is still waiting
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
         self.counters: dict[str, int] = {}
@@ -229,11 +235,13 @@ class Simulation:
         except PolicyViolation as exc:
             raise PolicyViolation(f"at time {now}: {exc}") from None
         self.allocs[job] = alloc
+        if self.allocation_log is not None:
+            self.allocation_log[job] = alloc
         self.state[job] = _RUNNING
         self.start_time[job] = now
         self.est_end[job] = now + self._estimate[job]
         self.last_update[job] = now
-        self.waiting.remove(job)
+        self.nwaiting -= 1
         self.run_ids[self.nrun] = job
         self.run_pos[job] = self.nrun
         self.nrun += 1
@@ -253,6 +261,15 @@ class Simulation:
         if rate > 0:
             self.push(now + self.work_left[job] / rate, EventKind.FINISH, job)
 
+    def waiting_jobs(self) -> np.ndarray:
+        """Waiting job numbers in ascending order (submit order), from the state array."""
+        state = self.state
+        lo = self.wait_lo
+        while lo < self.submitted and state[lo] != _WAITING:
+            lo += 1
+        self.wait_lo = lo
+        return np.flatnonzero(state[lo : self.submitted] == _WAITING) + lo
+
     def _job_id(self, job: int) -> int:
         return int(self._job_ids[job])
 
@@ -264,7 +281,6 @@ class Simulation:
         heap = self.heap
         submit = self.submit_times
         n = self.n
-        waiting = self.waiting
         state = self.state
         handlers = {EventKind.FINISH: self._finish, EventKind.WAKE: self._wake}
         handler_by_value = {int(kind): handler for kind, handler in handlers.items()}
@@ -293,10 +309,11 @@ class Simulation:
             arrived = []
             while next_job < n and submit[next_job] == now:
                 state[next_job] = _WAITING
-                waiting.append(next_job)
                 arrived.append(next_job)
                 next_job += 1
-            if waiting and (finished or woke or arrived):
+            self.submitted = next_job
+            self.nwaiting += len(arrived)
+            if self.nwaiting and (finished or woke or arrived):
                 ctx.freed = finished
                 ctx.arrived = arrived
                 schedule(ctx)
@@ -322,6 +339,7 @@ class Simulation:
             wall_seconds=wall,
             passes=passes,
             counters=dict(self.counters),
+            allocations=self.allocation_log,
         )
 
     def _job_table(self) -> pd.DataFrame:

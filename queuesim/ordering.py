@@ -19,14 +19,14 @@ if TYPE_CHECKING:
     from queuesim.engine import Context
 
 
-def order_fcfs(ctx: Context, waiting: list[int]) -> np.ndarray:
+def order_fcfs(ctx: Context, waiting: np.ndarray) -> np.ndarray:
     """First come, first served: by submit time, then trace line (the job number)."""
-    # the engine appends jobs as they arrive, so the list is already in job-number order
-    return np.fromiter(waiting, dtype=np.int64, count=len(waiting))
+    return waiting  # the engine lists waiting jobs by job number already
 
 
 _ORDERINGS = {Ordering.FCFS: order_fcfs}
 
 
-def order_waiting(site: Site, ctx: Context, waiting: list[int]) -> np.ndarray:
+def order_waiting(site: Site, ctx: Context, waiting: np.ndarray) -> np.ndarray:
+    """``waiting`` (job numbers, ascending) in the order of the site's ordering."""
     return _ORDERINGS[site.ordering](ctx, waiting)
