@@ -7,8 +7,9 @@ the running jobs (:func:`queuesim.profile.plan_pass`) and start those planned to
 * ``easy`` gives a reservation to the first job that cannot start and starts later jobs
   only when they do not delay it (Lifka's EASY; Mu'alem and Feitelson's analysis);
 * ``conservative`` gives every waiting job a reservation and starts a job early only if it
-  delays none of them; the profile is rebuilt from the running jobs at every pass, so when
-  a job ends before its estimate the reservations behind it move forward (compression).
+  delays none of them; reservations are kept from pass to pass and, when a job ends before
+  its estimate, each moves forward into the earliest slot it fits (compression) - never
+  later than it was promised.
 """
 
 from __future__ import annotations
@@ -23,12 +24,19 @@ from queuesim.profile import plan_pass
 
 
 def backfill_pass(
-    ctx: Context, depth: int, backfill: bool, reservations: dict[int, float] | None = None
+    ctx: Context,
+    depth: int,
+    backfill: bool,
+    reservations: dict[int, float] | None = None,
+    promises: np.ndarray | None = None,
 ) -> None:
     """One scheduling pass of the shared backfill loop.
 
-    With ``reservations``, the first reservation time each job is given is recorded there
-    (by job number), so the promise can be checked against the start it finally got."""
+    ``promises`` (one entry per job, ``inf`` for none) carries each job's reservation from
+    pass to pass, so that re-planning never breaks a promise; it is updated in place. With
+    ``reservations``, the first reservation each job is given is recorded there (by job
+    number), so the promise can be checked against the start it finally got.
+    """
     order = ctx.waiting()
     if order.size == 0:
         return
@@ -48,14 +56,19 @@ def backfill_pass(
         ctx.estimate[order],
         depth,
         backfill,
+        promises[order] if promises is not None else np.full(order.size, np.inf),
     )
+    if promises is not None:
+        promises[order] = starts
     if reservations is not None:
         for job, when in zip(order.tolist(), starts.tolist(), strict=True):
             if ctx.now < when < np.inf:
                 reservations.setdefault(job, when)
-    for job in order[starts == ctx.now]:
-        if ctx.can_start(int(job)):
-            ctx.start(int(job))
+    for job in order[starts == ctx.now].tolist():
+        if ctx.can_start(job):
+            ctx.start(job)
+        elif not backfill:
+            break  # strict order: nothing may pass a job the nodes cannot place yet
         else:
             # placement constraints the CPU profile does not see (memory, node subsets)
             ctx.count("start_deferred_by_placement")
@@ -94,7 +107,16 @@ class Conservative:
     name: str = field(default="conservative", init=False)
     record_reservations: bool = False
     reservations: dict[int, float] = field(default_factory=dict, init=False, repr=False)
+    _promises: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def schedule(self, ctx: Context) -> None:
+        if self._promises is None:
+            self._promises = np.full(ctx.cpus.shape[0], np.inf)
         record = self.reservations if self.record_reservations else None
-        backfill_pass(ctx, depth=np.iinfo(np.int64).max, backfill=True, reservations=record)
+        backfill_pass(
+            ctx,
+            depth=np.iinfo(np.int64).max,
+            backfill=True,
+            reservations=record,
+            promises=self._promises,
+        )

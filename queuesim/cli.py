@@ -8,6 +8,7 @@ Exit codes: 0 success; 1 the simulation itself failed (a policy broke a rule: a 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -72,6 +73,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from queuesim.summary import print_summary
     from queuesim.workload import CleaningOptions, load_workload
 
+    if not (math.isfinite(args.tau) and args.tau >= 0):
+        raise QueuesimError(f"--tau expects a finite number of seconds >= 0, got {args.tau}")
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise QueuesimError(f"--out {args.out}: exists and is not a directory")
     site = load_site(args.site)
     site = site.with_scheduler(args.policy, parse_params(args.param))
     options = CleaningOptions(
@@ -249,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     console = Console(stderr=False)
-    errors = Console(stderr=True)
+    errors = Console(stderr=True, soft_wrap=True)  # never split a path in a message
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2

@@ -19,6 +19,7 @@ job and the rule.
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -124,8 +125,17 @@ class Context:
         self._sim.start(job)
 
     def wake_at(self, when: float) -> None:
-        """Ask for a scheduling pass at ``when`` (later than now)."""
+        """Ask for a scheduling pass at ``when`` (later than now), even if no job waits."""
+        if not (math.isfinite(when) and when > self.now):
+            raise PolicyViolation(
+                f"a wake-up at {when} must lie after now ({self.now}); one in the past or the "
+                "present would make the engine loop for ever"
+            )
         self._sim.push(when, EventKind.WAKE, -1)
+
+    def set_rate(self, job: int, rate: float) -> None:
+        """Change a running job's progress rate in [0, 1] (0 pauses it)."""
+        self._sim.set_rate(job, rate)
 
     def count(self, counter: str, n: int = 1) -> None:
         """Add to a named counter reported with the run (e.g. how often a bound was hit)."""
@@ -189,10 +199,9 @@ class Simulation:
     # --- events ------------------------------------------------------------------------
 
     def push(self, when: float, kind: EventKind, job: int) -> None:
-        if when < self.ctx.now:
-            raise PolicyViolation(
-                f"an event for job {job} at {when} lies in the past (now is {self.ctx.now})"
-            )
+        if not when >= self.ctx.now:  # also refuses NaN
+            what = f"job {self._job_id(job)}'s finish" if job >= 0 else "a wake-up"
+            raise PolicyViolation(f"{what} at {when} lies in the past (now is {self.ctx.now})")
         self.seq += 1
         version = int(self.version[job]) if job >= 0 else 0
         heapq.heappush(self.heap, (when, int(kind), self.seq, job, version))
@@ -218,7 +227,12 @@ class Simulation:
 
     # --- actions (validated) -----------------------------------------------------------
 
+    def _check_job(self, job: int) -> None:
+        if not 0 <= job < self.n:
+            raise PolicyViolation(f"job number {job} does not exist (there are {self.n} jobs)")
+
     def start(self, job: int) -> None:
+        self._check_job(job)
         now = self.ctx.now
         state = self.state[job]
         if state != _WAITING:
@@ -249,6 +263,7 @@ class Simulation:
 
     def set_rate(self, job: int, rate: float) -> None:
         """Change a running job's progress rate (0 pauses it); its finish moves."""
+        self._check_job(job)
         if self.state[job] != JobState.RUNNING:
             raise PolicyViolation(f"job {self._job_id(job)}: only a running job has a rate")
         if not 0.0 <= rate <= 1.0:
@@ -313,7 +328,7 @@ class Simulation:
                 next_job += 1
             self.submitted = next_job
             self.nwaiting += len(arrived)
-            if self.nwaiting and (finished or woke or arrived):
+            if woke or (self.nwaiting and (finished or arrived)):
                 ctx.freed = finished
                 ctx.arrived = arrived
                 schedule(ctx)

@@ -99,7 +99,17 @@ def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
 
 def _convert(policy: str, key: str, value: Any, kind: Any) -> Any:
     if not isinstance(value, str) or kind is str:
-        return value
+        ok = {
+            bool: isinstance(value, bool),
+            int: isinstance(value, int) and not isinstance(value, bool),
+            float: isinstance(value, int | float) and not isinstance(value, bool),
+            str: isinstance(value, str),
+        }.get(kind, True)
+        if not ok:
+            raise ConfigError(
+                f"policy {policy!r}: parameter {key!r} expects {kind.__name__}, got {value!r}"
+            )
+        return float(value) if kind is float else value
     try:
         if kind is bool:
             lowered = value.lower()

@@ -109,6 +109,45 @@ def _occupy(
 
 
 @numba.njit(cache=True)
+def _step_at(times: np.ndarray, free: np.ndarray, steps: int, t: float) -> tuple[int, int]:
+    """Index of the step starting at ``t``, splitting the step that contains it if needed.
+    Returns (index, new number of steps)."""
+    i = int(np.searchsorted(times[:steps], t, side="right")) - 1
+    if times[i] == t:
+        return i, steps
+    for k in range(steps, i + 1, -1):
+        times[k] = times[k - 1]
+        free[k] = free[k - 1]
+    times[i + 1] = t
+    free[i + 1] = free[i]
+    return i + 1, steps + 1
+
+
+@numba.njit(cache=True)
+def _fits_from(
+    times: np.ndarray, free: np.ndarray, steps: int, i: int, cpus: int, duration: float
+) -> bool:
+    end = times[i] + duration
+    j = i
+    while j < steps and times[j] < end:
+        if free[j] < cpus:
+            return False
+        j += 1
+    return True
+
+
+@numba.njit(cache=True)
+def _release(
+    times: np.ndarray, free: np.ndarray, steps: int, i: int, cpus: int, duration: float
+) -> None:
+    end = times[i] + duration
+    j = i
+    while j < steps and times[j] < end:
+        free[j] += cpus
+        j += 1
+
+
+@numba.njit(cache=True)
 def plan_pass(
     now: float,
     free_now: int,
@@ -118,18 +157,49 @@ def plan_pass(
     wait_estimates: np.ndarray,
     depth: int,
     backfill: bool,
+    promised: np.ndarray,
 ) -> np.ndarray:
     """Place waiting jobs (in priority order) into the profile of the running jobs.
 
     Returns each waiting job's planned start: ``now`` to start at once, a later time for a
     reservation, ``inf`` for neither. ``depth`` is how many jobs may hold reservations;
     without ``backfill``, planning stops at the first job that cannot start now.
+
+    ``promised`` holds the reservation each job was given at the previous pass (``inf``:
+    none). Those are booked first, then each is moved to the earliest slot it fits in -
+    never later than its own, which stays free for it - so a promise is never broken
+    (Mu'alem and Feitelson's compression for conservative backfilling); only a running job
+    that outlives its estimate can force a promise to move later. Jobs without a promise
+    are placed after, in priority order.
     """
     n = wait_cpus.shape[0]
     starts = np.full(n, NEVER)
-    times, free, steps = _build(now, free_now, run_ends, run_cpus, n)
+    times, free, steps = _build(now, free_now, run_ends, run_cpus, 3 * n)
     reserved = 0
+    # book the promises that still fit
+    booked = np.zeros(n, dtype=np.bool_)
     for k in range(n):
+        if promised[k] < NEVER:
+            t = max(promised[k], now)
+            i, steps = _step_at(times, free, steps, t)
+            if _fits_from(times, free, steps, i, wait_cpus[k], wait_estimates[k]):
+                steps = _occupy(times, free, steps, i, wait_cpus[k], wait_estimates[k])
+                booked[k] = True
+                starts[k] = t
+    # compress: move each booked job to its earliest slot, in priority order
+    for k in range(n):
+        if booked[k]:
+            i = np.searchsorted(times[:steps], starts[k])
+            _release(times, free, steps, i, wait_cpus[k], wait_estimates[k])
+            i = _earliest(times, free, steps, wait_cpus[k], wait_estimates[k], False)
+            starts[k] = times[i]
+            steps = _occupy(times, free, steps, i, wait_cpus[k], wait_estimates[k])
+            if starts[k] > now:
+                reserved += 1
+    # place the others
+    for k in range(n):
+        if booked[k]:
+            continue
         cpus = wait_cpus[k]
         now_only = reserved >= depth
         if now_only and free[0] < cpus:

@@ -229,17 +229,21 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
     rec.add(jobs, no_queue, "no_queue", "rejected")
     queue_names = [q.name for q in queues]
     state = ClusterState(site, queue_names)
-    limit_cache: dict[tuple[int, int], int] = {}
+    # the most CPUs each (memory per CPU, queue) combination could ever get on the site
+    placeable = ~no_queue
+    combos, which = np.unique(
+        np.stack([mem_per_cpu[placeable], queue_index[placeable]]), axis=1, return_inverse=True
+    )
+    limits = np.array([state.max_placeable(int(m), int(q)) for m, q in combos.T], dtype=np.int64)
     too_large = np.zeros(len(jobs), dtype=bool)
-    for i in np.flatnonzero(~no_queue):
-        key = (int(mem_per_cpu[i]), int(queue_index[i]))
-        if key not in limit_cache:
-            limit_cache[key] = state.max_placeable(*key)
-        too_large[i] = cpus[i] > limit_cache[key]
+    too_large[placeable] = cpus[placeable] > limits[which.reshape(-1)]
     rec.add(jobs, too_large, "too_large", "rejected")
     rejected = no_queue | too_large
     if rejected.any() and not options.reject_unrunnable:
-        raise WorkloadError(_rejection_message(trace, site, jobs, no_queue, too_large, cpus))
+        names = [site.queues[q].name if q >= 0 else "-" for q in queue_index.tolist()]
+        raise WorkloadError(
+            _rejection_message(trace, site, jobs, no_queue, too_large, cpus, mem_per_cpu, names)
+        )
 
     estimate = _estimates(site, queue_index, walltime, runtime)
     prepared = pd.DataFrame(
@@ -301,9 +305,9 @@ def _route(trace: SwfTrace, jobs: pd.DataFrame, site: Site, walltime: np.ndarray
                 line = int(jobs["line"].to_numpy()[np.argmax(trace_queue == value)])
                 known = ", ".join(sorted(mapping)) or "none"
                 raise WorkloadError(
-                    f"{trace.path}:{line}: trace queue {value!r} is not mapped to any queue of "
-                    f"site {site.name!r} (mapped trace queues: {known}); add it to a queue's "
-                    "trace_queues"
+                    f"{trace.path}:{line}: trace queue {value.item()!r} is not mapped to any "
+                    f"queue of site {site.name!r} (mapped trace queues: {known}); add it to a "
+                    "queue's trace_queues"
                 )
         index[trace_queue == value] = mapping[key]
     return index
@@ -329,15 +333,22 @@ def _rejection_message(
     no_queue: np.ndarray,
     too_large: np.ndarray,
     cpus: np.ndarray,
+    mem_per_cpu: np.ndarray,
+    queue_names: list[str],
 ) -> str:
     lines = jobs["line"].to_numpy()
     parts = []
     if too_large.any():
         first = np.flatnonzero(too_large)[:5]
-        examples = ", ".join(f"line {lines[i]} ({cpus[i]} CPUs)" for i in first)
+
+        def ask(i: int) -> str:
+            memory = f" with {mem_per_cpu[i]:,} bytes of memory each" if mem_per_cpu[i] else ""
+            return f"line {lines[i]} ({cpus[i]} CPUs{memory}, queue {queue_names[i]!r})"
+
         parts.append(
-            f"{int(too_large.sum())} jobs ask for more CPUs than site {site.name!r} can give "
-            f"them (the site has {site.total_cpus} CPUs): {examples}"
+            f"{int(too_large.sum())} jobs ask for more than the nodes their queue may use can "
+            f"ever hold (site {site.name!r} has {site.total_cpus} CPUs in all): "
+            + ", ".join(ask(int(i)) for i in first)
         )
     if no_queue.any():
         first = np.flatnonzero(no_queue)[:5]

@@ -1,0 +1,210 @@
+"""Output files: atomic writes, clean overwrites, and a strict, stable metrics.json."""
+
+from __future__ import annotations
+
+import dataclasses
+import filecmp
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import queuesim.output as output
+from queuesim.api import metrics_of, simulate
+from queuesim.atomic import atomic_path, atomic_write_text
+from queuesim.engine import Result
+from queuesim.metrics import Metrics
+from queuesim.output import JOB_CSV_COLUMNS, write_metrics, write_run
+from queuesim.workload import CLEANING_REASONS
+
+REPO = Path(__file__).resolve().parents[1]
+KTH_SITE = REPO / "site-configs" / "kth-sp2.yaml"
+KTH_SAMPLE = REPO / "workloads" / "kth-sp2-sample.swf"
+OUT_FILES = ["cleaning.csv", "jobs.csv", "metrics.json", "schedule.swf"]
+
+METRICS_KEY_ORDER = [
+    "jobs",
+    "completed",
+    "killed",
+    "users",
+    "mean_wait",
+    "awwt",
+    "awrt",
+    "awsd",
+    "mean_bounded_slowdown",
+    "max_bounded_slowdown",
+    "bounded_slowdown_tau",
+    "anuwt",
+    "nuwt_dev",
+    "utilization",
+    "makespan",
+    "first_submit",
+    "last_end",
+    "rejected",
+    "cleaning",
+    "counters",
+    "run",
+]
+RUN_KEY_ORDER = [
+    "queuesim_version",
+    "site",
+    "workload",
+    "policy",
+    "params",
+    "passes",
+    "total_cpus",
+]
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, tuple[Result, Metrics]]:
+    out = {}
+    for policy in ("fcfs", "easy"):
+        result = simulate(KTH_SITE, KTH_SAMPLE, policy=policy)
+        out[policy] = (result, metrics_of(result))
+    return out
+
+
+def names_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def strict_json(text: str) -> Any:
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"metrics.json holds the non-JSON constant {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+# --- atomic writes ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_atomic_path_keeps_the_old_file_and_no_temp_when_the_writer_raises(
+    tmp_path: Path, error: type[BaseException]
+) -> None:
+    target = tmp_path / "report.txt"
+    target.write_text("old complete content\n", encoding="utf-8")
+    with pytest.raises(error), atomic_path(target) as tmp:
+        tmp.write_text("new half", encoding="utf-8")
+        raise error("crash mid-way")
+    assert target.read_text(encoding="utf-8") == "old complete content\n"
+    assert names_in(tmp_path) == ["report.txt"]
+
+
+def test_atomic_path_leaves_no_file_when_the_first_write_fails(tmp_path: Path) -> None:
+    target = tmp_path / "report.txt"
+    with pytest.raises(RuntimeError), atomic_path(target):
+        raise RuntimeError("crash before anything was written")
+    assert names_in(tmp_path) == []
+
+
+def test_atomic_write_text_keeps_the_old_file_when_the_text_cannot_be_written(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "metrics.json"
+    target.write_text("{}\n", encoding="utf-8")
+    with pytest.raises(UnicodeEncodeError):
+        atomic_write_text(target, "x" * 10_000 + "\ud800")  # a lone surrogate: not UTF-8
+    assert target.read_text(encoding="utf-8") == "{}\n"
+    assert names_in(tmp_path) == ["metrics.json"]
+
+
+def test_atomic_write_text_replaces_the_content_with_unix_newlines(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "dir" / "out.txt"  # missing folders are created
+    atomic_write_text(target, "first\n")
+    atomic_write_text(target, "second\nline\n")
+    assert target.read_bytes() == b"second\nline\n"
+    assert names_in(target.parent) == ["out.txt"]
+    assert target.stat().st_mode & 0o777 == 0o644
+
+
+# --- write_run -------------------------------------------------------------------------------
+
+
+def test_write_run_writes_the_four_files_and_returns_them(
+    tmp_path: Path, runs: dict[str, tuple[Result, Metrics]]
+) -> None:
+    files = write_run(tmp_path / "out", *runs["easy"])
+    assert sorted(f.name for f in files) == OUT_FILES
+    assert names_in(tmp_path / "out") == OUT_FILES
+    header = (tmp_path / "out" / "jobs.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header.split(",") == list(JOB_CSV_COLUMNS)
+
+
+def test_rerunning_write_run_overwrites_every_file_cleanly(
+    tmp_path: Path, runs: dict[str, tuple[Result, Metrics]]
+) -> None:
+    write_run(tmp_path / "reused", *runs["fcfs"])
+    write_run(tmp_path / "reused", *runs["easy"])
+    write_run(tmp_path / "fresh", *runs["easy"])
+    assert names_in(tmp_path / "reused") == OUT_FILES  # no temp file left behind
+    for name in OUT_FILES:
+        assert filecmp.cmp(tmp_path / "reused" / name, tmp_path / "fresh" / name, shallow=False)
+
+
+def test_write_run_failing_mid_file_keeps_that_file_and_leaves_no_temp(
+    tmp_path: Path, runs: dict[str, tuple[Result, Metrics]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    write_run(out, *runs["fcfs"])
+    old_schedule = (out / "schedule.swf").read_bytes()
+
+    def crashing_write_swf(path: Path, jobs: Any, header_lines: Any = ()) -> None:
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(old_schedule[: len(old_schedule) // 2])
+            raise OSError("disk full")
+
+    monkeypatch.setattr(output, "write_swf", crashing_write_swf)
+    with pytest.raises(OSError, match="disk full"):
+        write_run(out, *runs["easy"])
+    assert names_in(out) == OUT_FILES
+    assert (out / "schedule.swf").read_bytes() == old_schedule
+
+
+# --- metrics.json ----------------------------------------------------------------------------
+
+
+def test_metrics_json_has_no_nan_or_infinity(
+    tmp_path: Path, runs: dict[str, tuple[Result, Metrics]]
+) -> None:
+    result, metrics = runs["easy"]
+    broken = dataclasses.replace(
+        metrics, awsd=math.nan, nuwt_dev=math.inf, anuwt=-math.inf, utilization=float("nan")
+    )
+    path = tmp_path / "metrics.json"
+    write_metrics(path, result, broken)
+    text = path.read_text(encoding="utf-8")
+    for constant in ("NaN", "Infinity"):
+        assert constant not in text
+    document = strict_json(text)
+    assert [document[k] for k in ("awsd", "nuwt_dev", "anuwt", "utilization")] == [None] * 4
+    assert document["awwt"] == metrics.awwt
+
+
+def test_metrics_json_of_a_real_run_is_strict_json_with_finite_numbers(
+    tmp_path: Path, runs: dict[str, tuple[Result, Metrics]]
+) -> None:
+    path = tmp_path / "metrics.json"
+    write_metrics(path, *runs["easy"])
+    document = strict_json(path.read_text(encoding="utf-8"))
+    for key, value in document.items():
+        if isinstance(value, float):
+            assert math.isfinite(value), key
+
+
+def test_metrics_json_key_order_is_stable(
+    tmp_path: Path, runs: dict[str, tuple[Result, Metrics]]
+) -> None:
+    texts = []
+    for name in ("a.json", "b.json"):
+        write_metrics(tmp_path / name, *runs["easy"])
+        texts.append((tmp_path / name).read_text(encoding="utf-8"))
+    assert texts[0] == texts[1]
+    document = json.loads(texts[0])
+    assert list(document) == METRICS_KEY_ORDER
+    assert list(document["cleaning"]) == list(CLEANING_REASONS)
+    assert list(document["run"]) == RUN_KEY_ORDER
+    assert texts[0].endswith("}\n")
