@@ -117,9 +117,7 @@ def make_trace(jobs: Sequence[J]) -> SwfTrace:
         )
     frame = pd.DataFrame(rows, columns=list(SWF_FIELDS))
     for name in SWF_FIELDS:
-        frame[name] = frame[name].astype(
-            np.float64 if frame[name].dtype.kind == "f" else np.int64
-        )
+        frame[name] = frame[name].astype(np.float64 if frame[name].dtype.kind == "f" else np.int64)
     frame["line"] = np.arange(1, len(jobs) + 1, dtype=np.int64)
     return SwfTrace(path=Path("<test>"), header=_EMPTY_HEADER, jobs=frame, bad_lines=())
 
