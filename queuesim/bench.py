@@ -33,7 +33,6 @@ TRACE_SITES = {
 }
 DEFAULT_TRACES = ("HPC2N-2002-2.2-cln.swf.gz", "SDSC-BLUE-2000-4.2-cln.swf.gz")
 DEFAULT_POLICIES = ("fcfs", "easy", "conservative")
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _child(trace: str, site_file: str, policy: str) -> None:
@@ -79,8 +78,11 @@ def _run_child(trace: Path, site: Path, policy: str) -> dict[str, float]:
 
 
 def run_bench(args: argparse.Namespace, console: Console) -> int:
-    workloads = Path(args.workloads) if args.workloads else REPO.parent / "shared" / "workloads"
-    configs = Path(args.site_configs) if args.site_configs else REPO / "site-configs"
+    # defaults suit a run from the repository's top folder
+    workloads = Path(args.workloads) if args.workloads else Path("..", "shared", "workloads")
+    configs = Path(args.site_configs) if args.site_configs else Path("site-configs")
+    if not configs.is_dir():
+        raise QueuesimError(f"{configs}: no site-configs folder here (use --site-configs DIR)")
     traces = args.trace or list(DEFAULT_TRACES)
     policies = args.policy or list(DEFAULT_POLICIES)
     for name in traces:
