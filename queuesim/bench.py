@@ -101,7 +101,7 @@ def run_bench(args: argparse.Namespace, console: Console) -> int:
             console.print(f"running {name} / {policy} ...", highlight=False)
             fig = _run_child(workloads / name, configs / TRACE_SITES[name], policy)
             table.add_row(
-                name.removesuffix(".swf.gz"),
+                "-".join(name.split("-")[:2]),  # e.g. HPC2N-2002
                 policy,
                 f"{int(fig['jobs']):,}",
                 f"{fig['read_seconds']:.2f}",
