@@ -167,3 +167,14 @@ def _release(
     for k in range(nodes.shape[0]):
         free_cpus[nodes[k]] += counts[k]
         free_mem[nodes[k]] += counts[k] * mem
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the placement kernels on a tiny input."""
+    cpus = np.ones(1, dtype=np.int64)
+    mem = np.ones(1, dtype=np.int64)
+    mask = np.ones(1, dtype=bool)
+    nodes = np.empty(1, dtype=np.int64)
+    counts = np.empty(1, dtype=np.int64)
+    _first_fit(cpus, mem, mask, False, 0, 1, nodes, counts)
+    _release(cpus, mem, nodes, counts, 0)

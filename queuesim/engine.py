@@ -30,9 +30,11 @@ import numpy as np
 import pandas as pd
 
 from queuesim.cluster import Allocation, ClusterState
+from queuesim.cluster import warm_up as warm_up_placement
 from queuesim.errors import PolicyViolation
 from queuesim.ordering import order_waiting
 from queuesim.policy import Policy
+from queuesim.profile import warm_up as warm_up_profile
 from queuesim.site import Site
 from queuesim.workload import Workload
 
@@ -291,6 +293,8 @@ class Simulation:
     # --- the loop ----------------------------------------------------------------------
 
     def run(self) -> Result:
+        warm_up_placement()
+        warm_up_profile()
         started_at = time.perf_counter()
         ctx = self.ctx
         heap = self.heap

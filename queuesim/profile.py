@@ -218,3 +218,10 @@ def plan_pass(
         starts[k] = times[i]
         steps = _occupy(times, free, steps, i, cpus, wait_estimates[k])
     return starts
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the kernels on a tiny input, so that the first
+    real pass is not charged the compilation."""
+    one = np.ones(1, dtype=np.int64)
+    plan_pass(0.0, 1, np.ones(1), one, one, np.ones(1), 1, True, np.full(1, NEVER))
