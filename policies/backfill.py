@@ -29,34 +29,47 @@ def backfill_pass(
     backfill: bool,
     reservations: dict[int, float] | None = None,
     promises: np.ndarray | None = None,
-) -> None:
+    compress: bool = True,
+) -> bool:
     """One scheduling pass of the shared backfill loop.
 
     ``promises`` (one entry per job, ``inf`` for none) carries each job's reservation from
     pass to pass, so that re-planning never breaks a promise; it is updated in place. With
     ``reservations``, the first reservation each job is given is recorded there (by job
-    number), so the promise can be checked against the start it finally got.
+    number), so the promise can be checked against the start it finally got. Without
+    ``compress`` the promises are kept where they are (for when nothing ended since they
+    were made). Returns whether the pass planned at all.
     """
     order = ctx.waiting()
     if order.size == 0:
-        return
+        return False
     free = ctx.free_cpus
     if not backfill and free < ctx.cpus[order[0]]:
-        return  # without backfilling nothing starts before the first job
-    cpus = ctx.cpus[order]
-    if free < cpus.min():
-        return  # nothing can start now; reservations are re-planned at the next pass
-    running = ctx.running()
-    starts = plan_pass(
+        return False  # without backfilling nothing starts before the first job
+    if free < ctx.cpus[order].min():
+        return False  # nothing can start now; reservations are re-planned at the next pass
+    cluster = ctx.cluster
+    alloc_start, alloc_len, alloc_pool, alloc_cpus = ctx.running_allocations()
+    starts, plans = plan_pass(
         ctx.now,
-        free,
+        cluster.pool_free_cpus,
+        cluster.pool_free_mem,
         ctx.running_estimated_ends(),
-        ctx.cpus[running],
-        cpus,
-        ctx.estimate[order],
+        ctx.running(),
+        alloc_start,
+        alloc_len,
+        alloc_pool,
+        alloc_cpus,
+        ctx.mem_per_cpu,
+        order,
+        ctx.cpus,
+        ctx.queue,
+        ctx.estimate,
+        cluster.queue_masks,
         depth,
         backfill,
         promises[order] if promises is not None else np.full(order.size, np.inf),
+        compress,
     )
     if promises is not None:
         promises[order] = starts
@@ -64,14 +77,9 @@ def backfill_pass(
         for job, when in zip(order.tolist(), starts.tolist(), strict=True):
             if ctx.now < when < np.inf:
                 reservations.setdefault(job, when)
-    for job in order[starts == ctx.now].tolist():
-        if ctx.can_start(job):
-            ctx.start(job)
-        elif not backfill:
-            break  # strict order: nothing may pass a job the nodes cannot place yet
-        else:
-            # placement constraints the CPU profile does not see (memory, node subsets)
-            ctx.count("start_deferred_by_placement")
+    for k in np.flatnonzero(starts == ctx.now).tolist():
+        ctx.start(int(order[k]), plans[k])
+    return True
 
 
 @register("fcfs")
@@ -108,15 +116,22 @@ class Conservative:
     record_reservations: bool = False
     reservations: dict[int, float] = field(default_factory=dict, init=False, repr=False)
     _promises: np.ndarray | None = field(default=None, init=False, repr=False)
+    _ended_since_planning: bool = field(default=False, init=False, repr=False)
 
     def schedule(self, ctx: Context) -> None:
         if self._promises is None:
             self._promises = np.full(ctx.cpus.shape[0], np.inf)
+        # room for compression appears only when a job ends, possibly at a pass that
+        # planned nothing because nothing could start
+        self._ended_since_planning |= ctx.freed
         record = self.reservations if self.record_reservations else None
-        backfill_pass(
+        planned = backfill_pass(
             ctx,
             depth=np.iinfo(np.int64).max,
             backfill=True,
             reservations=record,
             promises=self._promises,
+            compress=self._ended_since_planning,
         )
+        if planned:
+            self._ended_since_planning = False

@@ -92,7 +92,7 @@ class Context:
         self.cpus: np.ndarray = jobs["cpus"].to_numpy()
         self.estimate: np.ndarray = jobs["estimate"].to_numpy()
         self.submit: np.ndarray = jobs["submit"].to_numpy()
-        self.queue: np.ndarray = jobs["queue"].cat.codes.to_numpy()
+        self.queue: np.ndarray = jobs["queue"].cat.codes.to_numpy().astype(np.int64)
         self.mem_per_cpu: np.ndarray = jobs["mem_per_cpu"].to_numpy()
         self.user: np.ndarray = jobs["user"].to_numpy()
         self.now = 0.0
@@ -123,8 +123,16 @@ class Context:
             int(self.cpus[job]), int(self.mem_per_cpu[job]), int(self.queue[job])
         )
 
-    def start(self, job: int) -> None:
-        self._sim.start(job)
+    def start(self, job: int, plan: np.ndarray | None = None) -> None:
+        """Start a waiting job now: where ``plan`` says (CPUs per pool, see
+        :mod:`queuesim.cluster`), or first fit over the pools its queue may use."""
+        self._sim.start(job, plan)
+
+    def running_allocations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Where every job started so far runs, per pool, as flat arrays: a job's entries
+        are ``pool[start[j] : start[j] + length[j]]`` and ``cpus[...]`` alike."""
+        sim = self._sim
+        return sim.alloc_start, sim.alloc_len, sim.alloc_pool, sim.alloc_cpus
 
     def wake_at(self, when: float) -> None:
         """Ask for a scheduling pass at ``when`` (later than now), even if no job waits."""
@@ -182,6 +190,12 @@ class Simulation:
         self.last_update = np.zeros(n)
         self.version = np.zeros(n, dtype=np.int64)
         self.allocs: dict[int, Allocation] = {}
+        # per-pool allocations of every started job, flat, for the availability profile
+        self.alloc_start = np.zeros(n, dtype=np.int64)
+        self.alloc_len = np.zeros(n, dtype=np.int64)
+        self.alloc_pool = np.zeros(max(n, 1), dtype=np.int64)
+        self.alloc_cpus = np.zeros(max(n, 1), dtype=np.int64)
+        self.alloc_used = 0
         self.run_ids = np.zeros(n, dtype=np.int64)
         self.run_pos = np.full(n, -1, dtype=np.int64)
         self.nrun = 0
@@ -233,7 +247,7 @@ class Simulation:
         if not 0 <= job < self.n:
             raise PolicyViolation(f"job number {job} does not exist (there are {self.n} jobs)")
 
-    def start(self, job: int) -> None:
+    def start(self, job: int, plan: np.ndarray | None = None) -> None:
         self._check_job(job)
         now = self.ctx.now
         state = self.state[job]
@@ -246,11 +260,16 @@ class Simulation:
             raise PolicyViolation(f"job {self._job_id(job)} cannot start at {now}: {rule}")
         try:
             alloc = self.cluster.allocate(
-                self._job_id(job), int(self._cpus[job]), int(self._mem[job]), int(self._queue[job])
+                self._job_id(job),
+                int(self._cpus[job]),
+                int(self._mem[job]),
+                int(self._queue[job]),
+                plan,
             )
         except PolicyViolation as exc:
             raise PolicyViolation(f"at time {now}: {exc}") from None
         self.allocs[job] = alloc
+        self._store_pools(job, alloc)
         if self.allocation_log is not None:
             self.allocation_log[job] = alloc
         self.state[job] = _RUNNING
@@ -262,6 +281,19 @@ class Simulation:
         self.run_pos[job] = self.nrun
         self.nrun += 1
         self.push(now + self.work_left[job] / self.rate[job], EventKind.FINISH, job)
+
+    def _store_pools(self, job: int, alloc: Allocation) -> None:
+        k = alloc.pools.shape[0]
+        used = self.alloc_used
+        if used + k > self.alloc_pool.shape[0]:
+            size = max(2 * self.alloc_pool.shape[0], used + k)
+            self.alloc_pool = np.resize(self.alloc_pool, size)
+            self.alloc_cpus = np.resize(self.alloc_cpus, size)
+        self.alloc_pool[used : used + k] = alloc.pools
+        self.alloc_cpus[used : used + k] = alloc.pool_cpus
+        self.alloc_start[job] = used
+        self.alloc_len[job] = k
+        self.alloc_used = used + k
 
     def set_rate(self, job: int, rate: float) -> None:
         """Change a running job's progress rate (0 pauses it); its finish moves."""

@@ -1,29 +1,30 @@
-"""The availability profile: free CPUs over future time, and the one backfill loop.
+"""The availability profile: free resources over future time, and the one backfill loop.
 
-The profile is a step function kept in two arrays: ``times[i]`` is the start of step ``i``
-and ``free[i]`` the CPUs free from ``times[i]`` until ``times[i + 1]`` (the last step lasts
-for ever). It is built from the running jobs' *estimated* ends, then jobs are placed in it
+The profile is a step function over time and *pools* of resources. ``times[s]`` is the
+start of step ``s``; ``cpus[s, p]`` and ``mem[s, p]`` are the CPUs and memory free in pool
+``p`` from ``times[s]`` until ``times[s + 1]`` (the last step lasts for ever). A pool is a
+node when the site models memory (a job's share on each node must fit that node), and a
+whole cluster otherwise (a job's CPUs may come from any nodes of a cluster, so counting
+them per cluster is exact - and a one-cluster site has a single column, which keeps the
+common case as fast as a plain CPU count).
+
+The profile is built from the running jobs' *estimated* ends, then waiting jobs are placed
 in priority order: each either starts now, gets a reservation at the earliest time its
-CPUs are free for its whole estimate, or is passed over.
+resources are free for its whole estimate, or is passed over. Every placement names the
+pools and CPUs it takes, and a job started now is started exactly there, so what a
+reservation was promised is what the nodes keep for it.
 
 One loop serves every batch policy, as in Flux's queue policies and in the backfilling
-literature (Mu'alem and Feitelson's EASY and conservative backfilling):
+literature (Mu'alem and Feitelson's analysis of EASY and conservative backfilling):
 
 * ``depth = 0, backfill = False``: strict FCFS, stop at the first job that cannot start;
 * ``depth = 1``: EASY, only the first blocked job holds a reservation, later jobs start
   only if they delay it by nothing;
-* ``depth = Q``: conservative, every waiting job holds a reservation, and because the
-  profile is rebuilt from the running jobs at every pass, a job that ended earlier than
-  estimated lets every later reservation move forward (compression).
+* unlimited depth with promises carried between passes: conservative backfilling with
+  compression (see :func:`plan_pass`).
 
-The functions here are compiled with numba: a what-if study replays hundreds of thousands
-of jobs, and each scheduling pass may place a hundred waiting jobs in a profile of a few
-hundred steps.
-
-The profile counts CPUs over the whole machine (or the part a policy passes in). That is
-exact for jobs whose CPUs may come from any nodes, the Parallel Workloads Archive's model;
-node-level constraints (memory, node subsets) are checked by the cluster state when a job
-starts.
+The functions are compiled with numba: a what-if study replays hundreds of thousands of
+jobs, and each pass may place a hundred waiting jobs in a profile of a few hundred steps.
 """
 
 from __future__ import annotations
@@ -35,193 +36,352 @@ NEVER = np.inf
 
 
 @numba.njit(cache=True)
+def _copy_step(times: np.ndarray, cpus: np.ndarray, mem: np.ndarray, src: int, dst: int) -> None:
+    """Copy step ``src`` to ``dst`` element by element (row slices cost a view each)."""
+    times[dst] = times[src]
+    for p in range(cpus.shape[1]):
+        cpus[dst, p] = cpus[src, p]
+        mem[dst, p] = mem[src, p]
+
+
+@numba.njit(cache=True)
 def _build(
-    now: float, free_now: int, ends: np.ndarray, cpus: np.ndarray, extra: int
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Profile from running jobs' estimated ``ends`` and ``cpus``, with room to grow by
-    ``extra`` steps. Ends must all lie after ``now``."""
-    order = np.argsort(ends, kind="mergesort")
-    size = 1 + ends.shape[0] + extra + 1
+    now: float,
+    free_cpus: np.ndarray,
+    free_mem: np.ndarray,
+    run_ends: np.ndarray,
+    run_jobs: np.ndarray,
+    alloc_start: np.ndarray,
+    alloc_len: np.ndarray,
+    alloc_pool: np.ndarray,
+    alloc_cpus: np.ndarray,
+    job_mem: np.ndarray,
+    extra: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The profile of the running jobs, with room for ``extra`` more steps. Every end must
+    lie after ``now``."""
+    order = np.argsort(run_ends, kind="mergesort")
+    size = 2 + run_ends.shape[0] + extra
+    pools = free_cpus.shape[0]
     times = np.empty(size, dtype=np.float64)
-    free = np.empty(size, dtype=np.int64)
+    cpus = np.empty((size, pools), dtype=np.int64)
+    mem = np.empty((size, pools), dtype=np.int64)
     times[0] = now
-    free[0] = free_now
+    for p in range(pools):
+        cpus[0, p] = free_cpus[p]
+        mem[0, p] = free_mem[p]
     steps = 1
     for k in range(order.shape[0]):
-        j = order[k]
-        t = ends[j]
-        if t == times[steps - 1]:
-            free[steps - 1] += cpus[j]
-        else:
+        r = order[k]
+        t = run_ends[r]
+        if t != times[steps - 1]:
+            _copy_step(times, cpus, mem, steps - 1, steps)
             times[steps] = t
-            free[steps] = free[steps - 1] + cpus[j]
             steps += 1
-    return times, free, steps
+        job = run_jobs[r]
+        for e in range(alloc_start[job], alloc_start[job] + alloc_len[job]):
+            p = alloc_pool[e]
+            cpus[steps - 1, p] += alloc_cpus[e]
+            mem[steps - 1, p] += alloc_cpus[e] * job_mem[job]
+    return times, cpus, mem, steps
+
+
+@numba.njit(cache=True)
+def _room(cpus: int, mem: int, per_cpu: int) -> int:
+    """CPUs of a job needing ``per_cpu`` memory each that fit in ``cpus`` and ``mem``."""
+    if per_cpu > 0:
+        return min(cpus, mem // per_cpu)
+    return cpus
+
+
+@numba.njit(cache=True)
+def _window_end(times: np.ndarray, steps: int, i: int, duration: float) -> int:
+    """First step at or after the end of a window starting at step ``i``."""
+    end = times[i] + duration
+    j = i + 1
+    while j < steps and times[j] < end:
+        j += 1
+    return j
+
+
+@numba.njit(cache=True)
+def _window_room(
+    cpus: np.ndarray,
+    mem: np.ndarray,
+    i: int,
+    j: int,
+    per_cpu: int,
+    mask: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    """Per pool, the CPUs of the job free over steps ``i`` to ``j - 1`` (into ``out``);
+    returns their sum."""
+    total = 0
+    for p in range(cpus.shape[1]):
+        if not mask[p]:
+            out[p] = 0
+            continue
+        best = _room(cpus[i, p], mem[i, p], per_cpu)
+        for s in range(i + 1, j):
+            best = min(best, _room(cpus[s, p], mem[s, p], per_cpu))
+        out[p] = best
+        total += best
+    return total
+
+
+@numba.njit(cache=True)
+def _step_room(cpus: np.ndarray, mem: np.ndarray, s: int, per_cpu: int, mask: np.ndarray) -> int:
+    total = 0
+    for p in range(cpus.shape[1]):
+        if mask[p]:
+            total += _room(cpus[s, p], mem[s, p], per_cpu)
+    return total
 
 
 @numba.njit(cache=True)
 def _earliest(
-    times: np.ndarray, free: np.ndarray, steps: int, cpus: int, duration: float, now_only: bool
+    times: np.ndarray,
+    cpus: np.ndarray,
+    mem: np.ndarray,
+    steps: int,
+    need: int,
+    per_cpu: int,
+    mask: np.ndarray,
+    duration: float,
+    now_only: bool,
+    room: np.ndarray,
 ) -> int:
-    """Index of the first step at whose start ``cpus`` stay free for ``duration``; -1 if
-    none (or, with ``now_only``, if the job cannot start at the first step)."""
+    """First step at whose start the job fits for its whole ``duration`` (its room per pool
+    left in ``room``); -1 if none, or, with ``now_only``, if it does not fit at step 0."""
     i = 0
     while i < steps:
-        if free[i] < cpus:
-            if now_only:
-                return -1
-            i += 1
-            continue
+        # a window containing a step whose total room is short cannot fit: skip past it
+        j = i
         end = times[i] + duration
-        j = i + 1
-        while j < steps and times[j] < end:
-            if free[j] < cpus:
+        blocked = -1
+        while j < steps and (j == i or times[j] < end):
+            if _step_room(cpus, mem, j, per_cpu, mask) < need:
+                blocked = j
                 break
             j += 1
-        if j >= steps or times[j] >= end:
-            return i
+        if blocked < 0:
+            if cpus.shape[1] == 1:
+                room[0] = need  # one pool: no short step means the whole window fits
+                return i
+            if _window_room(cpus, mem, i, j, per_cpu, mask, room) >= need:
+                return i
         if now_only:
             return -1
-        i = j + 1  # every start before the blocking step j would overlap it
+        i = blocked + 1 if blocked >= 0 else i + 1
     return -1
 
 
 @numba.njit(cache=True)
-def _occupy(
-    times: np.ndarray, free: np.ndarray, steps: int, i: int, cpus: int, duration: float
+def _split(
+    times: np.ndarray, cpus: np.ndarray, mem: np.ndarray, steps: int, t: float
+) -> tuple[int, int]:
+    """Make ``t`` the start of a step (copying the step that contains it). Returns the
+    step's index and the new number of steps. ``t`` must not lie before the first step."""
+    k = int(np.searchsorted(times[:steps], t))
+    if k < steps and times[k] == t:
+        return k, steps
+    for s in range(steps, k, -1):
+        _copy_step(times, cpus, mem, s - 1, s)
+    _copy_step(times, cpus, mem, k - 1, k)
+    times[k] = t
+    return k, steps + 1
+
+
+@numba.njit(cache=True)
+def _take(
+    times: np.ndarray,
+    cpus: np.ndarray,
+    mem: np.ndarray,
+    steps: int,
+    start: float,
+    duration: float,
+    per_cpu: int,
+    plan: np.ndarray,
+    sign: int,
 ) -> int:
-    """Take ``cpus`` from step ``i`` for ``duration``, splitting a step at the end if
-    needed. Returns the new number of steps."""
-    end = times[i] + duration
-    j = i
-    while j < steps and times[j] < end:
-        free[j] -= cpus
-        j += 1
-    if j < steps and times[j] == end:
-        return steps
-    # split: a new step at `end` with the free CPUs the step before it had originally
-    for k in range(steps, j, -1):
-        times[k] = times[k - 1]
-        free[k] = free[k - 1]
-    times[j] = end
-    free[j] = free[j - 1] + cpus
-    return steps + 1
+    """Take (sign 1) or give back (sign -1) ``plan[p]`` CPUs of every pool from ``start``
+    for ``duration``; returns the new number of steps."""
+    i, steps = _split(times, cpus, mem, steps, start)
+    j, steps = _split(times, cpus, mem, steps, start + duration)
+    for p in range(plan.shape[0]):
+        amount = sign * plan[p]
+        if amount:
+            for s in range(i, j):
+                cpus[s, p] -= amount
+            if per_cpu:
+                for s in range(i, j):
+                    mem[s, p] -= amount * per_cpu
+    return steps
 
 
 @numba.njit(cache=True)
-def _step_at(times: np.ndarray, free: np.ndarray, steps: int, t: float) -> tuple[int, int]:
-    """Index of the step starting at ``t``, splitting the step that contains it if needed.
-    Returns (index, new number of steps)."""
-    i = int(np.searchsorted(times[:steps], t, side="right")) - 1
-    if times[i] == t:
-        return i, steps
-    for k in range(steps, i + 1, -1):
-        times[k] = times[k - 1]
-        free[k] = free[k - 1]
-    times[i + 1] = t
-    free[i + 1] = free[i]
-    return i + 1, steps + 1
-
-
-@numba.njit(cache=True)
-def _fits_from(
-    times: np.ndarray, free: np.ndarray, steps: int, i: int, cpus: int, duration: float
-) -> bool:
-    end = times[i] + duration
-    j = i
-    while j < steps and times[j] < end:
-        if free[j] < cpus:
-            return False
-        j += 1
-    return True
-
-
-@numba.njit(cache=True)
-def _release(
-    times: np.ndarray, free: np.ndarray, steps: int, i: int, cpus: int, duration: float
-) -> None:
-    end = times[i] + duration
-    j = i
-    while j < steps and times[j] < end:
-        free[j] += cpus
-        j += 1
+def _first_fit(room: np.ndarray, need: int, plan: np.ndarray) -> None:
+    """Spread ``need`` CPUs over the pools in order, as much as each has room for."""
+    for p in range(room.shape[0]):
+        take = min(room[p], need)
+        plan[p] = take
+        need -= take
 
 
 @numba.njit(cache=True)
 def plan_pass(
     now: float,
-    free_now: int,
+    free_cpus: np.ndarray,
+    free_mem: np.ndarray,
     run_ends: np.ndarray,
-    run_cpus: np.ndarray,
-    wait_cpus: np.ndarray,
-    wait_estimates: np.ndarray,
+    run_jobs: np.ndarray,
+    alloc_start: np.ndarray,
+    alloc_len: np.ndarray,
+    alloc_pool: np.ndarray,
+    alloc_cpus: np.ndarray,
+    job_mem: np.ndarray,
+    wait_jobs: np.ndarray,
+    job_cpus: np.ndarray,
+    job_queue: np.ndarray,
+    job_estimate: np.ndarray,
+    queue_masks: np.ndarray,
     depth: int,
     backfill: bool,
     promised: np.ndarray,
-) -> np.ndarray:
-    """Place waiting jobs (in priority order) into the profile of the running jobs.
+    compress: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Place the waiting jobs ``wait_jobs`` (in priority order) into the profile of the
+    running jobs ``run_jobs``.
 
-    Returns each waiting job's planned start: ``now`` to start at once, a later time for a
-    reservation, ``inf`` for neither. ``depth`` is how many jobs may hold reservations;
-    without ``backfill``, planning stops at the first job that cannot start now.
+    Returns each waiting job's planned start (``now``: start at once; later: a reservation;
+    ``inf``: neither) and, for each, the CPUs it takes from each pool (a row per job).
+    ``depth`` is how many jobs may hold reservations; without ``backfill`` planning stops
+    at the first job that cannot start now.
 
     ``promised`` holds the reservation each job was given at the previous pass (``inf``:
     none). Those are booked first, then each is moved to the earliest slot it fits in -
     never later than its own, which stays free for it - so a promise is never broken
     (Mu'alem and Feitelson's compression for conservative backfilling); only a running job
     that outlives its estimate can force a promise to move later. Jobs without a promise
-    are placed after, in priority order.
+    are placed after, in priority order. Without ``compress`` (nothing ended since the last
+    pass, so no room can have appeared) the booked promises stay where they are.
     """
-    n = wait_cpus.shape[0]
+    n = wait_jobs.shape[0]
+    pools = free_cpus.shape[0]
     starts = np.full(n, NEVER)
-    times, free, steps = _build(now, free_now, run_ends, run_cpus, 3 * n)
+    plans = np.zeros((n, pools), dtype=np.int64)
+    times, cpus, mem, steps = _build(
+        now,
+        free_cpus,
+        free_mem,
+        run_ends,
+        run_jobs,
+        alloc_start,
+        alloc_len,
+        alloc_pool,
+        alloc_cpus,
+        job_mem,
+        4 * n,
+    )
+    room = np.zeros(pools, dtype=np.int64)
     reserved = 0
-    # book the promises that still fit
+    # book the promises that still fit, where they were
     booked = np.zeros(n, dtype=np.bool_)
     for k in range(n):
         if promised[k] < NEVER:
+            job = wait_jobs[k]
+            per_cpu = job_mem[job]
+            mask = queue_masks[job_queue[job]]
             t = max(promised[k], now)
-            i, steps = _step_at(times, free, steps, t)
-            if _fits_from(times, free, steps, i, wait_cpus[k], wait_estimates[k]):
-                steps = _occupy(times, free, steps, i, wait_cpus[k], wait_estimates[k])
+            i, steps = _split(times, cpus, mem, steps, t)
+            j = _window_end(times, steps, i, job_estimate[job])
+            if _window_room(cpus, mem, i, j, per_cpu, mask, room) >= job_cpus[job]:
+                _first_fit(room, job_cpus[job], plans[k])
+                steps = _take(times, cpus, mem, steps, t, job_estimate[job], per_cpu, plans[k], 1)
                 booked[k] = True
                 starts[k] = t
-    # compress: move each booked job to its earliest slot, in priority order
+    # compress: move each booked job to the earliest slot it fits, in priority order
     for k in range(n):
-        if booked[k]:
-            i = np.searchsorted(times[:steps], starts[k])
-            _release(times, free, steps, i, wait_cpus[k], wait_estimates[k])
-            i = _earliest(times, free, steps, wait_cpus[k], wait_estimates[k], False)
+        if booked[k] and not compress:
+            if starts[k] > now:
+                reserved += 1
+        elif booked[k]:
+            job = wait_jobs[k]
+            per_cpu = job_mem[job]
+            duration = job_estimate[job]
+            steps = _take(times, cpus, mem, steps, starts[k], duration, per_cpu, plans[k], -1)
+            i = _earliest(
+                times,
+                cpus,
+                mem,
+                steps,
+                job_cpus[job],
+                per_cpu,
+                queue_masks[job_queue[job]],
+                duration,
+                False,
+                room,
+            )
+            _first_fit(room, job_cpus[job], plans[k])
             starts[k] = times[i]
-            steps = _occupy(times, free, steps, i, wait_cpus[k], wait_estimates[k])
+            steps = _take(times, cpus, mem, steps, starts[k], duration, per_cpu, plans[k], 1)
             if starts[k] > now:
                 reserved += 1
     # place the others
     for k in range(n):
         if booked[k]:
             continue
-        cpus = wait_cpus[k]
+        job = wait_jobs[k]
+        per_cpu = job_mem[job]
+        duration = job_estimate[job]
         now_only = reserved >= depth
-        if now_only and free[0] < cpus:
-            if not backfill:
-                break
-            continue
-        i = _earliest(times, free, steps, cpus, wait_estimates[k], now_only)
-        if i < 0:
+        i = _earliest(
+            times,
+            cpus,
+            mem,
+            steps,
+            job_cpus[job],
+            per_cpu,
+            queue_masks[job_queue[job]],
+            duration,
+            now_only,
+            room,
+        )
+        if i < 0 or (i > 0 and not backfill):
             if not backfill:
                 break
             continue
         if i > 0:
-            if not backfill:
-                break
             reserved += 1
+        _first_fit(room, job_cpus[job], plans[k])
         starts[k] = times[i]
-        steps = _occupy(times, free, steps, i, cpus, wait_estimates[k])
-    return starts
+        steps = _take(times, cpus, mem, steps, starts[k], duration, per_cpu, plans[k], 1)
+    return starts, plans
 
 
 def warm_up() -> None:
     """Compile (or load from numba's cache) the kernels on a tiny input, so that the first
     real pass is not charged the compilation."""
     one = np.ones(1, dtype=np.int64)
-    plan_pass(0.0, 1, np.ones(1), one, one, np.ones(1), 1, True, np.full(1, NEVER))
+    zero = np.zeros(1, dtype=np.int64)
+    plan_pass(
+        0.0,
+        one,
+        one,
+        np.ones(1),
+        zero,
+        zero,
+        one,
+        zero,
+        one,
+        zero,
+        zero,
+        one,
+        zero,
+        np.ones(1),
+        np.ones((1, 1), dtype=np.bool_),
+        1,
+        True,
+        np.full(1, NEVER),
+        True,
+    )

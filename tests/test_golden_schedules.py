@@ -143,7 +143,10 @@ def test_conservative_compresses_reservations_when_a_job_ends_early():
 
 def test_conservative_compression_never_delays_a_reservation():
     """DESIGN.md: "conservative reservations never delayed"; compression may only move
-    reservations forward. 5 CPUs, requested-time estimates."""
+    reservations forward. 5 CPUs, requested-time estimates.
+
+    Regression: conservative used to re-plan every reservation from scratch in queue order
+    at each pass, so J3 moved into J4's slot and J4 started at 15, 10 s after its promise."""
     # t=0: J1 2 CPUs (requests 20, really ends at 3), J2 2 CPUs 0..5; 1 CPU idle.
     # t=1: J3 5 CPUs 10 s -> reserved 20..30;  J4 3 CPUs 10 s -> reserved 5..15 (3 CPUs are
     #      free 5..20 by the estimates); J5 1 CPU 100 s -> reserved 30..130.
@@ -153,10 +156,10 @@ def test_conservative_compression_never_delays_a_reservation():
     #   plan  22222.....................
     #   plan  .....444444444433333333333
     #
-    # t=3: J1 ends early. Compression should keep J4 at 5 or move it forward (it could even
+    # t=3: J1 ends early. Compression keeps J4 at 5 or moves it forward (it could even
     #      start at 3: 3 CPUs are free until J3, which is reserved for 20, needs them).
-    #      Re-planning from scratch instead gives J3 5..15 first, then J4 15..25: J4 is
-    #      delayed by 10 s past the reservation it was given.
+    #      Re-planning from scratch in queue order would give J3 5..15 first, then J4
+    #      15..25: 10 s past the reservation J4 was given.
     jobs = [
         J(1, 0, 3, 2, requested=20),
         J(2, 0, 5, 2),
@@ -220,7 +223,10 @@ def test_memory_per_cpu_places_a_job_on_the_node_that_has_memory_left():
 
 def test_fcfs_keeps_queue_order_when_memory_blocks_the_head():
     """FCFS ("no job starts before an earlier one") must hold with memory as well: if the head
-    cannot be placed on the nodes, nothing behind it may start."""
+    cannot be placed on the nodes, nothing behind it may start.
+
+    Regression: fcfs used to start every job its CPU profile planned for "now" and merely
+    skip one the nodes could not place, so B started at 2, ahead of A."""
     #   node 0 (2 CPUs, 4 KiB): R holds 1 CPU x 4 KiB -> 1 idle CPU, 0 KiB
     #   node 1 (2 CPUs, 4 KiB): empty
     # t=1: A asks 2 CPUs x 4 KiB: 3 CPUs are idle, but only node 1 has memory (for 1 of them)
@@ -228,11 +234,47 @@ def test_fcfs_keeps_queue_order_when_memory_blocks_the_head():
     # t=2: B asks 1 CPU x 1 KiB: it fits on node 1, but FCFS must keep it behind A.
     # Expected: R 0..100; A 100..110 (1 CPU x 4 KiB on each node: all the memory);
     #           B 110..120, after A.
-    # Actual:   B starts at 2 on node 1, ahead of A ({1: 0, 2: 100, 3: 2}).
+    # (The bug gave B at 2 on node 1, ahead of A: {1: 0, 2: 100, 3: 2}.)
     jobs = [J(1, 0, 100, 1, mem=4), J(2, 1, 10, 2, mem=4), J(3, 2, 10, 1, mem=1)]
     site = make_site(((2, 2, 4),))
     run = run_jobs(jobs, site, "fcfs")
     assert run.starts == {1: 0, 2: 100, 3: 110}
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
+def test_backfilling_does_not_starve_a_head_blocked_by_memory(policy):
+    """EASY gives the first waiting job a reservation and backfills only jobs that do not
+    delay it (conservative: every job); that must hold when memory, not CPUs, blocks it.
+    FCFS gets the same schedule here by never letting anything pass H.
+
+    Regression: with a CPU-only availability profile, H (its CPU free, its memory not) was
+    planned for "now", deferred at placement and never reserved; jobs 3..6 kept passing it
+    and it started only at 36, when the stream stopped.
+
+    One node: 4 CPUs, 4 KiB. R: 1 CPU x 2 KiB, 0..10. H (t=1): 1 CPU x 4 KiB, the whole
+    node's memory: it fits once R ends, at 10. Jobs 3..6 (t=5, 12, 19, 26): 1 CPU x 2 KiB,
+    10 s each; each fits beside R or beside another 2 KiB job, but would hold memory H needs
+    at its reservation, so none may start before H.
+    """
+    #   expected                                   memory in use (KiB)
+    #   t     0         10        20        30     0..10: 2   10..20: 4   20..40: 4
+    #   cpu   RRRRRRRRRRHHHHHHHHHH33333333335555555555
+    #   cpu   ....................44444444446666666666
+    #
+    #   the bug: 3 at 5, 4 at 12, 5 at 19, 6 at 26 (each beside the previous one,
+    #   2 + 2 KiB), and H, with never more than 2 KiB free, only at 36.
+    jobs = [
+        J(1, 0, 10, 1, mem=2),
+        J(2, 1, 10, 1, mem=4),
+        J(3, 5, 10, 1, mem=2),
+        J(4, 12, 10, 1, mem=2),
+        J(5, 19, 10, 1, mem=2),
+        J(6, 26, 10, 1, mem=2),
+    ]
+    site = make_site(((1, 4, 4),))
+    run = run_jobs(jobs, site, policy)
+    assert run.starts[2] == 10, f"H starved: {run.starts}"
+    assert run.starts == {1: 0, 2: 10, 3: 20, 4: 20, 5: 30, 6: 30}
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
