@@ -29,12 +29,14 @@ def backfill_pass(
     backfill: bool,
     reservations: dict[int, float] | None = None,
     promises: np.ndarray | None = None,
+    promise_plans: dict[int, np.ndarray] | None = None,
     compress: bool = True,
 ) -> bool:
     """One scheduling pass of the shared backfill loop.
 
-    ``promises`` (one entry per job, ``inf`` for none) carries each job's reservation from
-    pass to pass, so that re-planning never breaks a promise; it is updated in place. With
+    ``promises`` (one entry per job, ``inf`` for none) and ``promise_plans`` (job number ->
+    CPUs per pool) carry each job's reservation and where it is from pass to pass, so that
+    re-planning never breaks a promise; both are updated in place. With
     ``reservations``, the first reservation each job is given is recorded there (by job
     number), so the promise can be checked against the start it finally got. Without
     ``compress`` the promises are kept where they are (for when nothing ended since they
@@ -49,6 +51,12 @@ def backfill_pass(
     if free < ctx.cpus[order].min():
         return False  # nothing can start now; reservations are re-planned at the next pass
     cluster = ctx.cluster
+    known_plans = np.zeros((order.size, cluster.pools), dtype=np.int64)
+    if promise_plans:
+        for k, job in enumerate(order.tolist()):
+            plan = promise_plans.get(job)
+            if plan is not None:
+                known_plans[k] = plan
     alloc_start, alloc_len, alloc_pool, alloc_cpus = ctx.running_allocations()
     starts, plans = plan_pass(
         ctx.now,
@@ -69,10 +77,15 @@ def backfill_pass(
         depth,
         backfill,
         promises[order] if promises is not None else np.full(order.size, np.inf),
+        known_plans,
         compress,
     )
     if promises is not None:
         promises[order] = starts
+    if promise_plans is not None:
+        promise_plans.clear()
+        for k in np.flatnonzero((starts > ctx.now) & (starts < np.inf)).tolist():
+            promise_plans[int(order[k])] = plans[k]
     if reservations is not None:
         for job, when in zip(order.tolist(), starts.tolist(), strict=True):
             if ctx.now < when < np.inf:
@@ -116,6 +129,7 @@ class Conservative:
     record_reservations: bool = False
     reservations: dict[int, float] = field(default_factory=dict, init=False, repr=False)
     _promises: np.ndarray | None = field(default=None, init=False, repr=False)
+    _promise_plans: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
     _ended_since_planning: bool = field(default=False, init=False, repr=False)
 
     def schedule(self, ctx: Context) -> None:
@@ -131,6 +145,7 @@ class Conservative:
             backfill=True,
             reservations=record,
             promises=self._promises,
+            promise_plans=self._promise_plans,
             compress=self._ended_since_planning,
         )
         if planned:

@@ -130,6 +130,19 @@ def _window_room(
 
 
 @numba.njit(cache=True)
+def _fits_plan(
+    cpus: np.ndarray, mem: np.ndarray, i: int, j: int, per_cpu: int, plan: np.ndarray
+) -> bool:
+    """Whether every pool keeps ``plan[p]`` CPUs of the job free over steps ``i``..``j-1``."""
+    for p in range(plan.shape[0]):
+        if plan[p]:
+            for s in range(i, j):
+                if _room(cpus[s, p], mem[s, p], per_cpu) < plan[p]:
+                    return False
+    return True
+
+
+@numba.njit(cache=True)
 def _step_room(cpus: np.ndarray, mem: np.ndarray, s: int, per_cpu: int, mask: np.ndarray) -> int:
     total = 0
     for p in range(cpus.shape[1]):
@@ -248,6 +261,7 @@ def plan_pass(
     depth: int,
     backfill: bool,
     promised: np.ndarray,
+    promised_plans: np.ndarray,
     compress: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Place the waiting jobs ``wait_jobs`` (in priority order) into the profile of the
@@ -259,7 +273,8 @@ def plan_pass(
     at the first job that cannot start now.
 
     ``promised`` holds the reservation each job was given at the previous pass (``inf``:
-    none). Those are booked first, then each is moved to the earliest slot it fits in -
+    none) and ``promised_plans`` its pools (a row per job, all zero if unknown). Those are
+    booked first, on the very pools promised, then each is moved to the earliest slot it fits in -
     never later than its own, which stays free for it - so a promise is never broken
     (Mu'alem and Feitelson's compression for conservative backfilling); only a running job
     that outlives its estimate can force a promise to move later. Jobs without a promise
@@ -295,8 +310,16 @@ def plan_pass(
             t = max(promised[k], now)
             i, steps = _split(times, cpus, mem, steps, t)
             j = _window_end(times, steps, i, job_estimate[job])
-            if _window_room(cpus, mem, i, j, per_cpu, mask, room) >= job_cpus[job]:
-                _first_fit(room, job_cpus[job], plans[k])
+            if promised_plans[k].sum() == job_cpus[job] and _fits_plan(
+                cpus, mem, i, j, per_cpu, promised_plans[k]
+            ):
+                plans[k] = promised_plans[k]
+                fits = True
+            else:  # a running job outlived its estimate: any pools will do at that time
+                fits = _window_room(cpus, mem, i, j, per_cpu, mask, room) >= job_cpus[job]
+                if fits:
+                    _first_fit(room, job_cpus[job], plans[k])
+            if fits:
                 steps = _take(times, cpus, mem, steps, t, job_estimate[job], per_cpu, plans[k], 1)
                 booked[k] = True
                 starts[k] = t
@@ -383,5 +406,6 @@ def warm_up() -> None:
         1,
         True,
         np.full(1, NEVER),
+        np.zeros((1, 1), dtype=np.int64),
         True,
     )

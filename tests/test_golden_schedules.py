@@ -221,6 +221,40 @@ def test_memory_per_cpu_places_a_job_on_the_node_that_has_memory_left():
     assert b.nodes.tolist() == [1] and b.cpus.tolist() == [4]
 
 
+def test_conservative_keeps_node_level_promises_when_a_job_ends_early():
+    """Conservative with memory per CPU: reservations are planned on nodes, and an early end
+    must not let one reservation take another's node. 3 nodes x 4 CPUs x 2 KiB."""
+    # Running from t=0: J1 1 CPU x 1 KiB on n0 (until 34), J4 2 CPUs on n0 (until 32),
+    # J5 1 CPU x 2 KiB on n1 (until 33).
+    # t=31 (in queue order):
+    #   J11 2 CPUs x 2 KiB: one CPU on each of two nodes with 2 KiB free -> reserved 33 (n1, n2)
+    #   J18 1 CPU, requests 2 s (runs 1 s) -> starts on n0, believed to end at 33
+    #   J8  8 CPUs, 2 s -> reserved 32..34 on n0: 2, n1: 3, n2: 3 (n0 holds J1 and J18)
+    #   J7  1 CPU x 1 KiB, requests 3 s -> reserved 33: n0 is the only node with a CPU
+    #       (4 - J1 - J8's 2) and 1 KiB free then (n2's memory goes to J11)
+    #
+    #   node n0 at t = 33, as planned at 31:  J1 | J8 J8 | J7   (4 CPUs; 1 + 1 KiB)
+    #
+    # t=32: J18 ends 1 s early. J7 must still start by 33 (or earlier). The bug: J8 is
+    #       re-booked first fit on the new profile, takes 3 CPUs on n0 (J18's is free now),
+    #       and at 33 n0 has no CPU left for J7, which starts at 34.
+    jobs = [
+        J(1, 0, 34, 1, mem=1),
+        J(5, 0, 33, 1, mem=2),
+        J(4, 0, 32, 2),
+        J(11, 31, 1, 2, mem=2),
+        J(18, 31, 1, 1, requested=2),
+        J(8, 31, 2, 8),
+        J(7, 31, 1, 1, requested=3, mem=1),
+    ]
+    site = make_site(((3, 4, 2),))
+    run = run_jobs(jobs, site, "conservative", {"record_reservations": True})
+    promised = run.reservations()
+    assert promised == {11: 33, 8: 32, 7: 33}
+    late = {j: (promised[j], run.starts[j]) for j in promised if run.starts[j] > promised[j]}
+    assert late == {}, f"jobs started after their first reservation (promised, actual): {late}"
+
+
 def test_fcfs_keeps_queue_order_when_memory_blocks_the_head():
     """FCFS ("no job starts before an earlier one") must hold with memory as well: if the head
     cannot be placed on the nodes, nothing behind it may start.
