@@ -10,15 +10,20 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from queuesim import __version__
 from queuesim.errors import PolicyViolation, QueuesimError
+
+if TYPE_CHECKING:
+    from queuesim.workload import CleaningOptions
 
 EXAMPLES = """\
 examples:
@@ -28,6 +33,9 @@ examples:
   queuesim validate site-configs/*.yaml
   queuesim policies
   queuesim bench --policy easy --trace HPC2N-2002-2.2-cln.swf.gz
+  queuesim compare site-configs/kth-sp2.yaml --workload workloads/kth-sp2-sample.swf \\
+      --policy easy --policy fcfs --policy conservative --out out/kth-policies
+  queuesim heatmap out/hpc2n-cons --bin week
 """
 
 
@@ -155,6 +163,96 @@ def cmd_policies(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _cleaning_options(args: argparse.Namespace) -> CleaningOptions:
+    from queuesim.workload import CleaningOptions
+
+    return CleaningOptions(
+        skip_bad_lines=args.skip_bad_lines,
+        drop_cancelled=args.drop_cancelled,
+        reject_unrunnable=args.reject_unrunnable,
+    )
+
+
+def _compare_command(args: argparse.Namespace) -> str:
+    """The compare command line, minus --out and --workers, for the report to quote."""
+    import shlex
+
+    words = ["queuesim", "compare", *args.sites, "--workload", args.workload]
+    for policy in args.policy:
+        words += ["--policy", policy]
+    if args.baseline is not None:
+        words += ["--baseline", args.baseline]
+    words += ["--bin", args.bin, "--top", str(args.top)]
+    if args.tau != 10.0:
+        words += ["--tau", f"{args.tau:g}"]
+    for flag in ("skip_bad_lines", "drop_cancelled", "reject_unrunnable"):
+        if getattr(args, flag):
+            words.append("--" + flag.replace("_", "-"))
+    return shlex.join(words)
+
+
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    from queuesim.comparison import compare, setups_for
+    from queuesim.heatmap import parse_bin
+    from queuesim.render_terminal import print_comparison
+    from queuesim.report import check_bundle_target, write_bundle
+
+    if not (math.isfinite(args.tau) and args.tau >= 0):
+        raise QueuesimError(f"--tau expects a finite number of seconds >= 0, got {args.tau}")
+    if args.top < 0:
+        raise QueuesimError(f"--top expects a number of users >= 0, got {args.top}")
+    if args.workers is not None and args.workers < 1:
+        raise QueuesimError(f"--workers expects at least 1, got {args.workers}")
+    if args.out:
+        check_bundle_target(Path(args.out))  # before minutes of simulation, not after
+    spec = parse_bin(args.bin)  # a bad bin fails before minutes of simulation
+
+    def announce(setups: int, workers: int) -> None:
+        if not args.quiet:
+            how = f"in {workers} processes" if workers > 1 else "one after the other"
+            console.print(f"[dim]simulating {setups} setups {how}...[/dim]", highlight=False)
+
+    comp = compare(
+        setups_for(args.sites, args.policy),
+        args.workload,
+        baseline=args.baseline,
+        cleaning=_cleaning_options(args),
+        top=args.top,
+        tau=args.tau,
+        workers=args.workers,
+        on_start=announce,
+    )
+    if args.out:
+        write_bundle(args.out, comp, bin=spec, command=_compare_command(args))
+    if not args.quiet:
+        print_comparison(console, comp, grids=comp.heatmap(spec))
+        if args.out:
+            console.print(
+                f"written: {Path(args.out) / 'report.md'}, report.html and the runs' files",
+                highlight=False,
+            )
+    return 0
+
+
+def cmd_heatmap(args: argparse.Namespace, console: Console) -> int:
+    from queuesim.heatmap import parse_bin, wait_grid
+    from queuesim.render_terminal import heatmap_renderable
+    from queuesim.report import read_run_dir, write_heatmap_files
+
+    spec = parse_bin(args.bin)
+    run = read_run_dir(args.result_dir)
+    grid = wait_grid(run.jobs, spec, queues=run.queues or None, clock=run.clock)
+    grids = {run.name: grid}
+    if args.out:
+        if Path(args.out).exists() and not Path(args.out).is_dir():
+            raise QueuesimError(f"--out {args.out}: exists and is not a directory")
+        files = write_heatmap_files(Path(args.out), grids)
+    console.print(heatmap_renderable(grids, console.width))
+    if args.out:
+        console.print("written: " + ", ".join(str(f) for f in files), highlight=False)
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace, console: Console) -> int:
     from queuesim.bench import run_bench
 
@@ -247,6 +345,91 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--workloads", metavar="DIR", help="folder of the real traces")
     bench.add_argument("--site-configs", metavar="DIR", help="folder of the site files")
     bench.set_defaults(handler=cmd_bench)
+
+    compare = sub.add_parser(
+        "compare",
+        help="run one workload through several setups and compare them against a baseline",
+        description=textwrap.fill(
+            "Replay WORKLOAD through each SITE (its own policy), or through each SITE "
+            "under each --policy (setups named site/policy), in parallel on the local cores. "
+            "Prints, for every setup, AWWT, AWRT, AWSD, ANUWT, NUWT-dev, mean wait, mean bounded "
+            "slowdown and utilization (best in bold green); against the baseline, the share of "
+            "users and jobs whose wait improved or deteriorated and by how many hours on average "
+            "(jobs matched by job id; paper 004, Table 2); the users who lost the most; and a "
+            "heatmap of mean wait per queue and time bin. With --out, writes a report bundle: "
+            "report.md, a self-contained report.html, the tables as CSV and JSON, the heatmaps "
+            "as PNG, SVG and CSV, and each setup's run files.",
+            width=88,
+        ),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    compare.add_argument("sites", nargs="+", metavar="SITE", help="site files (YAML)")
+    compare.add_argument(
+        "--workload", required=True, help="trace in the Standard Workload Format (.swf[.gz])"
+    )
+    compare.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        help="compare this policy on every site (repeat for several); default: each site's own",
+    )
+    compare.add_argument(
+        "--baseline",
+        metavar="SETUP",
+        help="the setup the others are measured against (a setup name, or a policy name "
+        "when it picks one setup); default: the first",
+    )
+    compare.add_argument("--out", metavar="DIR", help="write the report bundle into DIR")
+    compare.add_argument(
+        "--top", type=int, default=5, metavar="N", help="users who lost the most to list (5)"
+    )
+    compare.add_argument(
+        "--bin",
+        default="day",
+        help="heatmap time bin: day, week, or a width in seconds or as a duration "
+        "(e.g. 21600 or 6h); default: day",
+    )
+    compare.add_argument(
+        "--tau", type=float, default=10.0, help="bounded slowdown threshold, seconds (10)"
+    )
+    compare.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="processes to run setups in; default: min(setups, CPU cores)",
+    )
+    compare.add_argument(
+        "--skip-bad-lines", action="store_true", help="skip malformed trace lines (counted)"
+    )
+    compare.add_argument(
+        "--drop-cancelled", action="store_true", help="drop cancelled jobs that ran (counted)"
+    )
+    compare.add_argument(
+        "--reject-unrunnable",
+        action="store_true",
+        help="reject jobs a site cannot run instead of stopping (counted); jobs are then "
+        "compared only where both setups ran them",
+    )
+    compare.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    compare.set_defaults(handler=cmd_compare)
+
+    heatmap = sub.add_parser(
+        "heatmap",
+        help="mean wait per queue and time bin of a saved run",
+        description="Draw the heatmap of mean wait (minutes) per queue and time bin, by "
+        "submit time, of RESULT_DIR (written by `queuesim run --out` or a setup folder of "
+        "`queuesim compare --out`). With --out, also write heatmap.png, heatmap.svg and "
+        "heatmap.csv there.",
+    )
+    heatmap.add_argument("result_dir", metavar="RESULT_DIR", help="a saved run's folder")
+    heatmap.add_argument(
+        "--bin",
+        default="day",
+        help="day, week, or a width in seconds or as a duration (e.g. 6h); default: day",
+    )
+    heatmap.add_argument("--out", metavar="DIR", help="write the heatmap files into DIR")
+    heatmap.set_defaults(handler=cmd_heatmap)
     return parser
 
 

@@ -12,7 +12,10 @@ bytes (no timestamps, no wall-clock figures, sorted keys where order is not mean
 * ``rejected``: jobs the site could not run (also counted under ``cleaning``);
 * ``cleaning``: count per cleaning reason (see :mod:`queuesim.workload`);
 * ``counters``: policy counters (e.g. passes that hit a search bound);
-* ``run``: site, workload, policy and its parameters, scheduling passes.
+* ``run``: site, workload, policy and its parameters, scheduling passes, total CPUs, the
+  trace's ``unix_start_time`` and ``time_zone`` (its SWF header's ``UnixStartTime`` and
+  ``TimeZoneString``, null when absent) and the site's ``queues`` in file order, so that a
+  saved run can be drawn with dates and its queues in order (``queuesim heatmap DIR``).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ def _json_value(value: Any) -> Any:
 
 def metrics_document(result: Result, metrics: Metrics) -> dict[str, Any]:
     cleaning = result.workload.cleaning
+    header = result.workload.header
     document: dict[str, Any] = {k: _json_value(v) for k, v in metrics.as_dict().items()}
     document["rejected"] = cleaning.rejected
     document["cleaning"] = dict(cleaning.counts)
@@ -70,6 +74,9 @@ def metrics_document(result: Result, metrics: Metrics) -> dict[str, Any]:
         "params": {k: _json_value(v) for k, v in sorted(result.params.items())},
         "passes": result.passes,
         "total_cpus": result.site.total_cpus,
+        "unix_start_time": header.unix_start_time if header else None,
+        "time_zone": header.time_zone_string if header else None,
+        "queues": [q.name for q in result.site.queues],
     }
     return document
 
@@ -82,6 +89,12 @@ def write_metrics(path: Path, result: Result, metrics: Metrics) -> None:
 def write_jobs_csv(path: Path, jobs: pd.DataFrame) -> None:
     with atomic_path(path) as tmp:
         jobs.loc[:, list(JOB_CSV_COLUMNS)].to_csv(tmp, index=False, lineterminator="\n")
+
+
+def write_jobs_parquet(path: Path, jobs: pd.DataFrame) -> None:
+    """The job table as Parquet (needs pyarrow), same columns as jobs.csv."""
+    with atomic_path(path) as tmp:
+        jobs.loc[:, list(JOB_CSV_COLUMNS)].to_parquet(tmp, index=False)
 
 
 def write_schedule_swf(path: Path, result: Result) -> None:
@@ -122,17 +135,28 @@ def write_cleaning_csv(path: Path, result: Result) -> None:
         result.workload.cleaning.records.to_csv(tmp, index=False, lineterminator="\n")
 
 
-def write_run(out: Path, result: Result, metrics: Metrics) -> list[Path]:
-    """Write the whole bundle of one run into ``out``; returns the files written."""
+def write_run(
+    out: Path, result: Result, metrics: Metrics, *, jobs_format: str = "csv"
+) -> list[Path]:
+    """Write the whole bundle of one run into ``out``; returns the files written.
+
+    ``jobs_format="parquet"`` writes the job table as ``jobs.parquet`` (needs pyarrow)
+    instead of ``jobs.csv``.
+    """
+    if jobs_format not in ("csv", "parquet"):
+        raise ValueError(f"jobs_format must be csv or parquet, got {jobs_format!r}")
     out.mkdir(parents=True, exist_ok=True)
     files = [
         out / "metrics.json",
-        out / "jobs.csv",
+        out / f"jobs.{jobs_format}",
         out / "schedule.swf",
         out / "cleaning.csv",
     ]
     write_metrics(files[0], result, metrics)
-    write_jobs_csv(files[1], result.jobs)
+    if jobs_format == "parquet":
+        write_jobs_parquet(files[1], result.jobs)
+    else:
+        write_jobs_csv(files[1], result.jobs)
     write_schedule_swf(files[2], result)
     write_cleaning_csv(files[3], result)
     return files

@@ -55,6 +55,9 @@ RUN_KEY_ORDER = [
     "params",
     "passes",
     "total_cpus",
+    "unix_start_time",
+    "time_zone",
+    "queues",
 ]
 
 
