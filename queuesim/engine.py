@@ -32,7 +32,7 @@ import pandas as pd
 from queuesim.cluster import Allocation, ClusterState
 from queuesim.cluster import warm_up as warm_up_placement
 from queuesim.errors import PolicyViolation
-from queuesim.ordering import order_waiting
+from queuesim.ordering import JobListener, make_ordering
 from queuesim.policy import Policy
 from queuesim.profile import warm_up as warm_up_profile
 from queuesim.site import Site
@@ -75,6 +75,8 @@ class Result:
     counters: dict[str, int] = field(default_factory=dict)
     #: with ``record_allocations``: job number -> where it ran (for invariant checks)
     allocations: dict[int, Allocation] | None = None
+    #: with the site's ``fairshare.usage_log``: time, account, effective usage
+    fairshare_usage: pd.DataFrame | None = None
 
     @property
     def jobs_per_second(self) -> float:
@@ -105,7 +107,7 @@ class Context:
 
     def waiting(self) -> np.ndarray:
         """Waiting jobs, in the order the site's ordering gives them."""
-        return order_waiting(self._sim.site, self, self._sim.waiting_jobs())
+        return self._sim.ordering.order(self, self._sim.waiting_jobs())
 
     def running(self) -> np.ndarray:
         sim = self._sim
@@ -205,6 +207,10 @@ class Simulation:
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
         self.counters: dict[str, int] = {}
+        self.ordering = make_ordering(
+            site, jobs, (self.cluster.capacity_cpus, self.cluster.capacity_mem)
+        )
+        self.listeners = [self.ordering] if isinstance(self.ordering, JobListener) else []
         self.ctx = Context(self)
         self._estimate = jobs["estimate"].to_numpy()
         self._cpus = jobs["cpus"].to_numpy()
@@ -229,6 +235,8 @@ class Simulation:
         self.state[job] = _DONE
         self.end_time[job] = now
         self.cluster.release(self.allocs.pop(job))
+        for listener in self.listeners:
+            listener.job_finished(job, now)
         pos = self.run_pos[job]
         last = self.nrun - 1
         moved = self.run_ids[last]
@@ -270,6 +278,8 @@ class Simulation:
             raise PolicyViolation(f"at time {now}: {exc}") from None
         self.allocs[job] = alloc
         self._store_pools(job, alloc)
+        for listener in self.listeners:
+            listener.job_started(job, int(self._cpus[job]), alloc, now)
         if self.allocation_log is not None:
             self.allocation_log[job] = alloc
         self.state[job] = _RUNNING
@@ -390,8 +400,13 @@ class Simulation:
             wall_seconds=wall,
             passes=passes,
             counters=dict(self.counters),
+            fairshare_usage=self._usage_log(),
             allocations=self.allocation_log,
         )
+
+    def _usage_log(self) -> pd.DataFrame | None:
+        ledger = getattr(self.ordering, "ledger", None)
+        return None if ledger is None else ledger.usage_table()
 
     def _job_table(self) -> pd.DataFrame:
         jobs = self.workload.jobs

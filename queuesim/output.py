@@ -16,6 +16,9 @@ bytes (no timestamps, no wall-clock figures, sorted keys where order is not mean
   trace's ``unix_start_time`` and ``time_zone`` (its SWF header's ``UnixStartTime`` and
   ``TimeZoneString``, null when absent) and the site's ``queues`` in file order, so that a
   saved run can be drawn with dates and its queues in order (``queuesim heatmap DIR``).
+
+With the site's ``fairshare.usage_log``, ``fairshare-usage.csv`` holds every account's
+effective fairshare usage at each log time (``time, account, usage``), for plotting.
 """
 
 from __future__ import annotations
@@ -159,4 +162,8 @@ def write_run(
         write_jobs_csv(files[1], result.jobs)
     write_schedule_swf(files[2], result)
     write_cleaning_csv(files[3], result)
+    if result.fairshare_usage is not None:
+        files.append(out / "fairshare-usage.csv")
+        with atomic_path(files[-1]) as tmp:
+            result.fairshare_usage.to_csv(tmp, index=False, lineterminator="\n")
     return files

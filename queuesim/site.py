@@ -115,9 +115,63 @@ class MemoryModel(StrEnum):
 
 
 class Ordering(StrEnum):
-    """The order in which policies see waiting jobs."""
+    """The order in which policies see waiting jobs (Klusáček et al., paper 004, 2.1)."""
 
     FCFS = "fcfs"  #: by submit time, then trace order
+    QUEUE_PRIORITY = "queue-priority"  #: queue priority, then fairshare within a queue
+    FAIRSHARE = "fairshare"  #: fairshare over all jobs; queues are only "virtual"
+
+
+class Charge(StrEnum):
+    """What a job pays into fairshare, per second of runtime."""
+
+    CPU = "cpu"  #: its CPUs
+    MULTI_RESOURCE = "multi-resource"  #: processor equivalents: max(CPU, memory) share
+
+
+class Account(StrEnum):
+    USER = "user"
+    GROUP = "group"
+
+
+class Fairshare(_Frozen):
+    """Decayed past usage per account; less usage, higher priority."""
+
+    charge: Charge = Charge.CPU
+    half_life: Duration | None = Field(default=None, gt=0)
+    decay_factor: float | None = Field(default=None, gt=0, le=1)
+    decay_interval: Duration | None = Field(default=None, gt=0)
+    by: Account = Account.USER
+    shares: dict[int, float] = Field(
+        default_factory=dict, description="account id -> share (default 1): usage / share"
+    )
+    usage_log: Duration | None = Field(
+        default=None, gt=0, description="record every account's usage at this interval"
+    )
+
+    @model_validator(mode="after")
+    def _one_decay(self) -> Fairshare:
+        factor = self.decay_factor is not None or self.decay_interval is not None
+        if self.half_life is not None and factor:
+            raise ValueError("give either half_life or decay_factor with decay_interval, not both")
+        if factor and (self.decay_factor is None or self.decay_interval is None):
+            raise ValueError("decay_factor and decay_interval go together")
+        if any(share <= 0 for share in self.shares.values()):
+            raise ValueError("shares must be positive")
+        return self
+
+    @property
+    def decay(self) -> tuple[float, float]:
+        """(factor, interval): usage is multiplied by factor per interval (continuously for
+        a half-life: factor 0.5 per half-life). The default is a half-life of 7 days."""
+        if self.decay_factor is not None and self.decay_interval is not None:
+            return self.decay_factor, self.decay_interval
+        return 0.5, self.half_life if self.half_life is not None else 7 * 86400.0
+
+    @property
+    def stepwise(self) -> bool:
+        """Decay applied at interval boundaries (factor form) rather than continuously."""
+        return self.decay_factor is not None
 
 
 class SchedulerSpec(_Frozen):
@@ -143,6 +197,7 @@ class Site(_Frozen):
     )
     memory: MemoryModel = MemoryModel.IGNORE
     ordering: Ordering = Ordering.FCFS
+    fairshare: Fairshare = Fairshare()
     scheduler: SchedulerSpec = SchedulerSpec()
 
     @field_validator("clusters")
