@@ -259,6 +259,20 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
     return run_bench(args, console)
 
 
+def cmd_import_machines(args: argparse.Namespace, console: Console) -> int:
+    import shlex
+
+    from queuesim.alea import clusters_yaml, read_machine_file
+
+    groups = read_machine_file(args.file, args.format)
+    command = ["queuesim", "import-machines", str(args.file)]
+    if args.format:
+        command += ["--format", args.format]
+    # Plain stdout, not the rich console: no markup, no wrapping of the YAML.
+    sys.stdout.write(clusters_yaml(groups, args.file, command=shlex.join(command)))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="queuesim",
@@ -430,6 +444,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     heatmap.add_argument("--out", metavar="DIR", help="write the heatmap files into DIR")
     heatmap.set_defaults(handler=cmd_heatmap)
+
+    import_machines = sub.add_parser(
+        "import-machines",
+        help="print the clusters of an Alea machine file as a site file's clusters: section",
+        description="Read an Alea machine description and print it as the clusters: section "
+        "of a site file (YAML, with comments saying where each number came from), ready to "
+        "paste into a site file. FILE is an Alea or AleaNG .machines file (6 or 8 columns) or "
+        "an Alea .mwf machine description (MetaCentrum 2009); the format is taken from the "
+        "file name unless --format says it.",
+    )
+    import_machines.add_argument("file", metavar="FILE", help="the machine file")
+    import_machines.add_argument(
+        "--format",
+        choices=("machines", "mwf"),
+        help="machines: Alea/AleaNG .machines; mwf: Alea .mwf; default: from FILE's suffix",
+    )
+    import_machines.set_defaults(handler=cmd_import_machines)
     return parser
 
 
