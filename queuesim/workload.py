@@ -317,7 +317,8 @@ def _estimates(
     site: Site, queue_index: np.ndarray, walltime: np.ndarray, runtime: np.ndarray
 ) -> np.ndarray:
     if site.estimate is EstimateSource.EXACT:
-        return runtime.copy()
+        # what the job will really run: killed at its walltime when the site kills
+        return np.minimum(runtime, walltime) if site.kill_at_walltime else runtime.copy()
     if site.estimate is EstimateSource.REQUESTED:
         return walltime.copy()
     limits = np.array(

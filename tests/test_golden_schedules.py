@@ -235,9 +235,9 @@ def test_conservative_keeps_node_level_promises_when_a_job_ends_early():
     #
     #   node n0 at t = 33, as planned at 31:  J1 | J8 J8 | J7   (4 CPUs; 1 + 1 KiB)
     #
-    # t=32: J18 ends 1 s early. J7 must still start by 33 (or earlier). The bug: J8 is
-    #       re-booked first fit on the new profile, takes 3 CPUs on n0 (J18's is free now),
-    #       and at 33 n0 has no CPU left for J7, which starts at 34.
+    # t=32: J18 ends 1 s early. J7 must still start by 33 (or earlier).
+    #       Regression: promises used to keep only their time and be re-booked first fit,
+    #       so J8 took 3 CPUs on n0 (J18's was free now) and J7 could only start at 34.
     jobs = [
         J(1, 0, 34, 1, mem=1),
         J(5, 0, 33, 1, mem=2),

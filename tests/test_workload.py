@@ -491,3 +491,15 @@ def test_counts_hold_every_reason_and_match_the_records(tmp_path: Path) -> None:
     assert len(w.cleaning.records) == sum(counts.values())
     assert (w.cleaning.dropped, w.cleaning.repaired, w.cleaning.rejected) == (5, 2, 2)
     assert job_ids(w) == [1, 6]
+
+
+def test_exact_estimate_of_a_job_killed_at_its_walltime_is_the_walltime() -> None:
+    """'exact' means what the job will really run: with kill_at_walltime, a job asking
+    60 s that would run 100 s is killed at 60, so the scheduler's exact estimate is 60."""
+    from builders import J, make_site, make_workload
+
+    jobs = [J(1, 0, 100, 1, requested=60), J(2, 0, 30, 1, requested=60)]
+    killing = make_workload(jobs, make_site(estimate="exact", kill_at_walltime=True))
+    assert killing.jobs["estimate"].tolist() == [60.0, 30.0]
+    keeping = make_workload(jobs, make_site(estimate="exact", kill_at_walltime=False))
+    assert keeping.jobs["estimate"].tolist() == [100.0, 30.0]
