@@ -2,5 +2,6 @@
 registers the built-in ones (see :mod:`queuesim.policy`)."""
 
 from queuesim.policies import backfill as backfill
+from queuesim.policies import dpsa as dpsa
 
 __all__ = ["backfill"]

@@ -273,6 +273,12 @@ def cmd_import_machines(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_study(args: argparse.Namespace, console: Console) -> int:
+    from queuesim.study_dpsa import run_study_command
+
+    return run_study_command(args, console)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="queuesim",
@@ -461,6 +467,55 @@ def build_parser() -> argparse.ArgumentParser:
         help="machines: Alea/AleaNG .machines; mwf: Alea .mwf; default: from FILE's suffix",
     )
     import_machines.set_defaults(handler=cmd_import_machines)
+
+    study = sub.add_parser(
+        "study",
+        help="reproduce a paper's experiment on the real traces (dpsa: paper 001)",
+        description=textwrap.fill(
+            "dpsa: replay the real traces (default: SDSC-SP2-1998, SDSC-Par-1996, "
+            "LLNL-Thunder-2007, LLNL-Atlas-2006, HPC2N-2002, KTH-SP2, CTC-SP2, from --workloads) "
+            "on their site files under EASY and under DPSA's variants p, n and w, in parallel "
+            "on the local cores, and report per trace the change in mean bounded slowdown and "
+            "mean wait against EASY, the utilization, each run's time and how often the search "
+            "bound was hit. Writes study.md and study.csv into --out atomically.",
+            width=88,
+        ),
+    )
+    study.add_argument("study", choices=["dpsa"], help="which study (dpsa: paper 001)")
+    study.add_argument(
+        "--trace",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="trace file name or its start, e.g. KTH-SP2 (repeat); default: the seven above",
+    )
+    study.add_argument(
+        "--bound-ms", type=float, default=0.0, help="wall-time bound of one search, ms (0: none)"
+    )
+    study.add_argument(
+        "--bound-nodes",
+        type=int,
+        default=100_000,
+        help="subsets one search may form (0: none); default 100000",
+    )
+    study.add_argument(
+        "--out",
+        default="reports/dpsa",
+        metavar="DIR",
+        help="write study.md and study.csv here (reports/dpsa)",
+    )
+    study.add_argument(
+        "--estimate",
+        choices=("requested", "exact"),
+        help="runtime estimates for every site instead of the site files' own",
+    )
+    study.add_argument("--workloads", metavar="DIR", help="folder of the real traces")
+    study.add_argument("--site-configs", metavar="DIR", help="folder of the site files")
+    study.add_argument(
+        "--workers", type=int, metavar="N", help="processes; default: the local cores"
+    )
+    study.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    study.set_defaults(handler=cmd_study)
     return parser
 
 

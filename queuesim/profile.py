@@ -409,3 +409,90 @@ def warm_up() -> None:
         np.zeros((1, 1), dtype=np.int64),
         True,
     )
+
+
+@numba.njit(cache=True)
+def room_beside_plan(
+    now: float,
+    free_cpus: np.ndarray,
+    free_mem: np.ndarray,
+    run_ends: np.ndarray,
+    run_jobs: np.ndarray,
+    alloc_start: np.ndarray,
+    alloc_len: np.ndarray,
+    alloc_pool: np.ndarray,
+    alloc_cpus: np.ndarray,
+    job_mem: np.ndarray,
+    planned_jobs: np.ndarray,
+    starts: np.ndarray,
+    plans: np.ndarray,
+    job_cpus: np.ndarray,
+    job_queue: np.ndarray,
+    job_estimate: np.ndarray,
+    queue_masks: np.ndarray,
+    candidates: np.ndarray,
+) -> tuple[int, int, np.ndarray]:
+    """What is left beside a plan of :func:`plan_pass`, for a search over many jobs at once
+    (DPSA's, :mod:`queuesim.policies.dpsa`).
+
+    Books ``planned_jobs`` where ``starts`` and ``plans`` (as :func:`plan_pass` returned
+    them; ``inf``: not placed) put them, in the profile of the running jobs. Returns the
+    CPUs free now over all pools; the fewest CPUs free over all pools at or after the
+    latest booked start (with only a reservation booked later than now: the CPUs its
+    holder leaves spare, EASY's "extra" CPUs); and, for each of ``candidates``, whether it
+    alone could start now beside the booked jobs, for its whole estimate, on pools its
+    queue may use (memory included). Memory is not in the two totals.
+    """
+    n = planned_jobs.shape[0]
+    times, cpus, mem, steps = _build(
+        now,
+        free_cpus,
+        free_mem,
+        run_ends,
+        run_jobs,
+        alloc_start,
+        alloc_len,
+        alloc_pool,
+        alloc_cpus,
+        job_mem,
+        2 * n + 2,
+    )
+    latest = now
+    for k in range(n):
+        if starts[k] < NEVER:
+            job = planned_jobs[k]
+            steps = _take(
+                times, cpus, mem, steps, starts[k], job_estimate[job], job_mem[job], plans[k], 1
+            )
+            latest = max(latest, starts[k])
+    free_now = 0
+    for p in range(cpus.shape[1]):
+        free_now += cpus[0, p]
+    spare = -1  # the latest booked start begins a step, so some step counts
+    for s in range(steps):
+        if times[s] >= latest:
+            total = 0
+            for p in range(cpus.shape[1]):
+                total += cpus[s, p]
+            if spare < 0 or total < spare:
+                spare = total
+    fits = np.zeros(candidates.shape[0], dtype=np.bool_)
+    room = np.zeros(cpus.shape[1], dtype=np.int64)
+    for k in range(candidates.shape[0]):
+        job = candidates[k]
+        fits[k] = (
+            _earliest(
+                times,
+                cpus,
+                mem,
+                steps,
+                job_cpus[job],
+                job_mem[job],
+                queue_masks[job_queue[job]],
+                job_estimate[job],
+                True,
+                room,
+            )
+            == 0
+        )
+    return free_now, spare, fits
