@@ -57,18 +57,8 @@ def backfill_pass(
             plan = promise_plans.get(job)
             if plan is not None:
                 known_plans[k] = plan
-    alloc_start, alloc_len, alloc_pool, alloc_cpus = ctx.running_allocations()
     starts, plans = plan_pass(
-        ctx.now,
-        cluster.pool_free_cpus,
-        cluster.pool_free_mem,
-        ctx.running_estimated_ends(),
-        ctx.running(),
-        alloc_start,
-        alloc_len,
-        alloc_pool,
-        alloc_cpus,
-        ctx.mem_per_cpu,
+        *ctx.profile_state(),
         order,
         ctx.cpus,
         ctx.queue,

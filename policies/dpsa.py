@@ -122,19 +122,9 @@ class DPSA:
         if candidates.size == 0:
             _start_planned(ctx, booked, starts, plans)
             return
-        alloc_start, alloc_len, alloc_pool, alloc_cpus = ctx.running_allocations()
         cluster = ctx.cluster
         free_now, extra, fits = room_beside_plan(
-            now,
-            cluster.pool_free_cpus,
-            cluster.pool_free_mem,
-            ctx.running_estimated_ends(),
-            ctx.running(),
-            alloc_start,
-            alloc_len,
-            alloc_pool,
-            alloc_cpus,
-            ctx.mem_per_cpu,
+            *ctx.profile_state(),
             booked,
             starts[: head + 1],
             plans[: head + 1],
@@ -176,18 +166,8 @@ def _plan(ctx: Context, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """EASY's plan of ``jobs`` in the given order: those before the first that cannot start
     start now, that one holds the reservation, later ones start now only beside it."""
     cluster = ctx.cluster
-    alloc_start, alloc_len, alloc_pool, alloc_cpus = ctx.running_allocations()
     starts, plans = plan_pass(
-        ctx.now,
-        cluster.pool_free_cpus,
-        cluster.pool_free_mem,
-        ctx.running_estimated_ends(),
-        ctx.running(),
-        alloc_start,
-        alloc_len,
-        alloc_pool,
-        alloc_cpus,
-        ctx.mem_per_cpu,
+        *ctx.profile_state(),
         jobs,
         ctx.cpus,
         ctx.queue,

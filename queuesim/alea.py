@@ -123,7 +123,15 @@ import pandas as pd
 import yaml
 
 from queuesim.errors import WorkloadError
-from queuesim.swf import INT_FIELDS, SWF_FIELDS, BadLine, SwfHeader, SwfTrace, read_swf
+from queuesim.swf import (
+    INT_FIELDS,
+    SWF_FIELDS,
+    BadLine,
+    SwfHeader,
+    SwfTrace,
+    read_bytes,
+    read_swf,
+)
 
 __all__ = [
     "ALEA_EXTRA_COLUMNS",
@@ -143,29 +151,6 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _KIB = 1024
 _UNITS = (("GB", _KIB**3), ("MB", _KIB**2), ("KB", _KIB))
-
-
-def _read_bytes(path: Path, what: str) -> bytes:
-    """The uncompressed content of ``path`` (gzip when so named or so made), or a
-    one-line WorkloadError."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise WorkloadError(f"{path}: no such {what}") from None
-    except IsADirectoryError:
-        raise WorkloadError(f"{path}: is a directory, not a {what}") from None
-    except PermissionError:
-        raise WorkloadError(f"{path}: cannot read the {what} (permission denied)") from None
-    except OSError as exc:
-        raise WorkloadError(f"{path}: cannot read the {what} ({exc.strerror})") from None
-    if path.suffix.lower() == ".gz" or data.startswith(_GZIP_MAGIC):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise WorkloadError(f"{path}: not a valid gzip file ({exc})") from None
-    if data.startswith(_UTF8_BOM):
-        data = data[len(_UTF8_BOM) :]
-    return data
 
 
 def _decode(raw: bytes) -> str:
@@ -273,7 +258,7 @@ def read_machine_file(path: str | Path, file_format: str | None = None) -> list[
 def _data_lines(path: Path, what: str) -> list[tuple[int, str]]:
     """(line number, text) of the lines that are neither blank nor comments (# or ;)."""
     out: list[tuple[int, str]] = []
-    for number, raw in enumerate(_read_bytes(path, what).split(b"\n"), start=1):
+    for number, raw in enumerate(read_bytes(path, what).split(b"\n"), start=1):
         text = _decode(raw).strip()
         if text and text[0] not in "#;":
             out.append((number, text))
@@ -753,7 +738,7 @@ def read_alea_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace
     it is recorded in :attr:`SwfTrace.bad_lines` and left out.
     """
     path = Path(path)
-    data = _read_bytes(path, "workload file")
+    data = read_bytes(path, "workload file")
     comments: list[str] = []
     numbers: list[int] = []
     raws: list[bytes] = []
@@ -931,7 +916,7 @@ def _first_job_line(path: Path, *, skip_bad_lines: bool) -> tuple[int, int] | No
                     return number, count
                 fallback = fallback or (number, count)
     except (OSError, EOFError, zlib.error):
-        _read_bytes(path, "workload file")  # raises the reader's one-line error
+        read_bytes(path, "workload file")  # raises the reader's one-line error
         raise
     return fallback
 

@@ -83,6 +83,21 @@ class Result:
         return len(self.jobs) / self.wall_seconds if self.wall_seconds > 0 else float("inf")
 
 
+#: the leading arguments of the profile kernels (see :meth:`Context.profile_state`)
+ProfileState = tuple[
+    float,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+]
+
+
 class Context:
     """What a policy sees and may do during one scheduling pass."""
 
@@ -129,6 +144,26 @@ class Context:
         """Start a waiting job now: where ``plan`` says (CPUs per pool, see
         :mod:`queuesim.cluster`), or first fit over the pools its queue may use."""
         self._sim.start(job, plan)
+
+    def profile_state(self) -> ProfileState:
+        """What the availability profile is built from, as the leading arguments of the
+        kernels in :mod:`queuesim.profile`: now, free CPUs and memory per pool, the running
+        jobs' estimated ends and numbers, where every started job runs (per pool), and
+        every job's memory per CPU."""
+        cluster = self.cluster
+        alloc_start, alloc_len, alloc_pool, alloc_cpus = self.running_allocations()
+        return (
+            self.now,
+            cluster.pool_free_cpus,
+            cluster.pool_free_mem,
+            self.running_estimated_ends(),
+            self.running(),
+            alloc_start,
+            alloc_len,
+            alloc_pool,
+            alloc_cpus,
+            self.mem_per_cpu,
+        )
 
     def running_allocations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Where every job started so far runs, per pool, as flat arrays: a job's entries

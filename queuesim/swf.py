@@ -171,9 +171,7 @@ def read_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     whether that is an error).
     """
     path = Path(path)
-    data = _read_bytes(path)
-    if data.startswith(_UTF8_BOM):
-        data = data[len(_UTF8_BOM) :]
+    data = read_bytes(path)
 
     comment_lines: list[str] = []
     job_lines: list[bytes] = []
@@ -220,25 +218,25 @@ def read_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     )
 
 
-def _read_bytes(path: Path) -> bytes:
-    """The uncompressed content of ``path``, or a one-line WorkloadError."""
+def read_bytes(path: Path, what: str = "workload file") -> bytes:
+    """The uncompressed content of ``path`` (gzip by suffix, or recognised by its magic
+    bytes), without a UTF-8 byte-order mark; or a one-line WorkloadError naming ``what``."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise WorkloadError(f"{path}: no such workload file") from None
+        raise WorkloadError(f"{path}: no such {what}") from None
     except IsADirectoryError:
-        raise WorkloadError(f"{path}: is a directory, not a workload file") from None
+        raise WorkloadError(f"{path}: is a directory, not a {what}") from None
     except PermissionError:
-        raise WorkloadError(f"{path}: cannot read the workload file (permission denied)") from None
+        raise WorkloadError(f"{path}: cannot read the {what} (permission denied)") from None
     except OSError as exc:
-        raise WorkloadError(f"{path}: cannot read the workload file ({exc.strerror})") from None
-    # By suffix, as documented; a compressed file without the suffix is recognised too.
+        raise WorkloadError(f"{path}: cannot read the {what} ({exc.strerror})") from None
     if path.suffix.lower() == ".gz" or data.startswith(_GZIP_MAGIC):
         try:
-            return gzip.decompress(data)
+            data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
             raise WorkloadError(f"{path}: not a valid gzip file ({exc})") from None
-    return data
+    return data.removeprefix(_UTF8_BOM)
 
 
 def _decode_line(raw: bytes) -> str:
