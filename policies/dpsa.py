@@ -62,7 +62,7 @@ import numpy as np
 
 from queuesim.engine import Context
 from queuesim.policy import register
-from queuesim.profile import plan_pass, room_beside_plan
+from queuesim.profile import plan_pass, room_beside_plan, tiny_profile_state
 
 # relative: ruff's isort cannot place queuesim.policies (mapped from the policies/ folder)
 from .dpsa_search import best_subset, search_order
@@ -196,16 +196,7 @@ def warm_up() -> None:
     one = np.ones(1, dtype=np.int64)
     zero = np.zeros(1, dtype=np.int64)
     room_beside_plan(
-        0.0,
-        one,
-        one,
-        np.ones(1),
-        zero,
-        zero,
-        one,
-        zero,
-        one,
-        zero,
+        *tiny_profile_state(),
         zero,
         np.full(1, np.inf),
         np.zeros((1, 1), dtype=np.int64),

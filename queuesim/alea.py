@@ -106,9 +106,7 @@ fields: :func:`queuesim.swf.read_swf`; 21 fields: :func:`read_alea_swf`).
 
 from __future__ import annotations
 
-import csv
 import gzip
-import io
 import json
 import math
 import re
@@ -129,6 +127,7 @@ from queuesim.swf import (
     BadLine,
     SwfHeader,
     SwfTrace,
+    parse_numeric_lines,
     read_bytes,
     read_swf,
 )
@@ -706,22 +705,6 @@ def _value_reason(values: npt.NDArray[np.float64]) -> str | None:
     return None
 
 
-def _parse_numbers(prefixes: list[bytes]) -> npt.NDArray[np.float64]:
-    """The 18 numbers of each (already validated) line prefix, as an (n, 18) array."""
-    if not prefixes:
-        return np.empty((0, len(SWF_FIELDS)), dtype=np.float64)
-    frame = pd.read_csv(
-        io.BytesIO(b"\n".join(prefixes)),
-        sep=r"\s+",
-        header=None,
-        dtype=np.float64,
-        engine="c",
-        quoting=csv.QUOTE_NONE,
-        na_filter=False,
-    )
-    return frame.to_numpy(dtype=np.float64)
-
-
 def read_alea_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     """Read Alea's extended SWF (21 fields, no header; gzip when so named or so made).
 
@@ -761,7 +744,9 @@ def read_alea_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace
         prefixes.append(raw[: match.end(len(SWF_FIELDS))])
         tails.append((_decode(match.group(20)), _decode(match.group(21))))
 
-    values = _parse_numbers(prefixes)
+    values = parse_numeric_lines(prefixes)
+    if values is None:  # cannot happen: every prefix matched 18 numeric tokens
+        raise RuntimeError(f"{path}: validated SWF fields failed to parse")
     ints = values[:, _INT_COLUMNS]
     ok = np.isfinite(values).all(axis=1)
     ok &= ((ints == np.trunc(ints)) & (np.abs(ints) < _INT_LIMIT)).all(axis=1)

@@ -80,13 +80,6 @@ class ClusterState:
         room = cpus if mem_per_cpu == 0 else np.minimum(cpus, mem // mem_per_cpu)
         return int(room[self.queue_masks[queue]].sum())
 
-    def can_place(self, cpus: int, mem_per_cpu: int, queue: int) -> bool:
-        """Whether a job of ``cpus`` CPUs could start now."""
-        if cpus > self.total_free:
-            return False
-        room = self._room(mem_per_cpu, queue, self.pool_free_cpus, self.pool_free_mem)
-        return room >= cpus
-
     def max_placeable(self, mem_per_cpu: int, queue: int) -> int:
         """The most CPUs of such a job the empty site could ever hold (for rejection)."""
         if self.per_node:

@@ -34,6 +34,7 @@ from queuesim.cluster import warm_up as warm_up_placement
 from queuesim.errors import PolicyViolation
 from queuesim.ordering import JobListener, make_ordering
 from queuesim.policy import Policy
+from queuesim.profile import ProfileState
 from queuesim.profile import warm_up as warm_up_profile
 from queuesim.site import Site
 from queuesim.workload import Workload
@@ -83,21 +84,6 @@ class Result:
         return len(self.jobs) / self.wall_seconds if self.wall_seconds > 0 else float("inf")
 
 
-#: the leading arguments of the profile kernels (see :meth:`Context.profile_state`)
-ProfileState = tuple[
-    float,
-    np.ndarray,
-    np.ndarray,
-    np.ndarray,
-    np.ndarray,
-    np.ndarray,
-    np.ndarray,
-    np.ndarray,
-    np.ndarray,
-    np.ndarray,
-]
-
-
 class Context:
     """What a policy sees and may do during one scheduling pass."""
 
@@ -134,11 +120,6 @@ class Context:
         ends: np.ndarray = self._sim.est_end[self.running()]
         clipped: np.ndarray = np.maximum(ends, self.now + OVERDUE_GRACE)
         return clipped
-
-    def can_start(self, job: int) -> bool:
-        return self.cluster.can_place(
-            int(self.cpus[job]), int(self.mem_per_cpu[job]), int(self.queue[job])
-        )
 
     def start(self, job: int, plan: np.ndarray | None = None) -> None:
         """Start a waiting job now: where ``plan`` says (CPUs per pool, see

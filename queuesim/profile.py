@@ -382,22 +382,37 @@ def plan_pass(
     return starts, plans
 
 
+#: the leading arguments of the profile kernels: now, free CPUs and memory per pool, the
+#: running jobs' estimated ends and numbers, where every started job runs (start and length
+#: of its entries, their pools and CPUs), and every job's memory per CPU
+ProfileState = tuple[
+    float,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+]
+
+
+def tiny_profile_state() -> ProfileState:
+    """A one-pool, one-CPU machine with job 0 running until t=1: input for warm-ups."""
+    one = np.ones(1, dtype=np.int64)
+    zero = np.zeros(1, dtype=np.int64)
+    return (0.0, one, one, np.ones(1), zero, zero, one, zero, one, zero)
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) the kernels on a tiny input, so that the first
     real pass is not charged the compilation."""
     one = np.ones(1, dtype=np.int64)
     zero = np.zeros(1, dtype=np.int64)
     plan_pass(
-        0.0,
-        one,
-        one,
-        np.ones(1),
-        zero,
-        zero,
-        one,
-        zero,
-        one,
-        zero,
+        *tiny_profile_state(),
         zero,
         one,
         zero,

@@ -249,7 +249,7 @@ def _parse_job_lines(lines: list[bytes]) -> tuple[npt.NDArray[np.float64], list[
     The array has one row per input line; rows of bad lines hold garbage and must be
     dropped by the caller.
     """
-    values = _parse_fast(lines)
+    values = parse_numeric_lines(lines)
     unparsed: list[int] = []
     if values is None:
         # Something does not parse: retry block by block so that only the blocks holding
@@ -257,7 +257,7 @@ def _parse_job_lines(lines: list[bytes]) -> tuple[npt.NDArray[np.float64], list[
         blocks: list[npt.NDArray[np.float64]] = []
         for start in range(0, len(lines), _BLOCK_LINES):
             block_lines = lines[start : start + _BLOCK_LINES]
-            block = _parse_fast(block_lines)
+            block = parse_numeric_lines(block_lines)
             if block is None:
                 block, block_unparsed = _parse_slow(block_lines)
                 unparsed.extend(start + row for row in block_unparsed)
@@ -268,8 +268,9 @@ def _parse_job_lines(lines: list[bytes]) -> tuple[npt.NDArray[np.float64], list[
     return values, bad
 
 
-def _parse_fast(lines: list[bytes]) -> npt.NDArray[np.float64] | None:
-    """All lines through pandas' C tokenizer; None when any of them does not fit."""
+def parse_numeric_lines(lines: list[bytes]) -> npt.NDArray[np.float64] | None:
+    """The 18 numbers of every line, as an (n, 18) array, through pandas' C tokenizer;
+    None when any line does not fit (the caller then looks for the bad line)."""
     if not lines:
         return np.empty((0, _N_FIELDS), dtype=np.float64)
     try:
