@@ -15,6 +15,7 @@ the running jobs (:func:`queuesim.profile.plan_pass`) and start those planned to
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
@@ -31,6 +32,7 @@ def backfill_pass(
     promises: np.ndarray | None = None,
     promise_plans: dict[int, np.ndarray] | None = None,
     compress: bool = True,
+    greedy: bool = False,
 ) -> bool:
     """One scheduling pass of the shared backfill loop.
 
@@ -40,7 +42,10 @@ def backfill_pass(
     ``reservations``, the first reservation each job is given is recorded there (by job
     number), so the promise can be checked against the start it finally got. Without
     ``compress`` the promises are kept where they are (for when nothing ended since they
-    were made). Returns whether the pass planned at all.
+    were made). With ``greedy`` a reservation blocks every node that could serve its job
+    until it starts (see :func:`~queuesim.profile.plan_pass`). Queue limits are checked for
+    every start, and the jobs they held back are recorded with the run. Returns whether
+    the pass planned at all.
     """
     order = ctx.waiting()
     if order.size == 0:
@@ -57,19 +62,19 @@ def backfill_pass(
             plan = promise_plans.get(job)
             if plan is not None:
                 known_plans[k] = plan
-    starts, plans = plan_pass(
+    starts, plans, held = plan_pass(
         *ctx.profile_state(),
+        *ctx.job_arrays(),
+        *ctx.limit_state(),
         order,
-        ctx.cpus,
-        ctx.queue,
-        ctx.estimate,
-        cluster.queue_masks,
         depth,
         backfill,
+        greedy,
         promises[order] if promises is not None else np.full(order.size, np.inf),
         known_plans,
         compress,
     )
+    ctx.held_back(order, held)
     if promises is not None:
         promises[order] = starts
     if promise_plans is not None:
@@ -140,3 +145,38 @@ class Conservative:
         )
         if planned:
             self._ended_since_planning = False
+
+
+class AntiStarvation(StrEnum):
+    """How a reserved job holds its place (Klusáček et al., paper 004)."""
+
+    GREEDY = "greedy"  #: block every node that could run it until it starts (3.1)
+    OPTIMIZED = "optimized"  #: only the CPUs expected to free soonest (4.2)
+
+
+@register("scan")
+@dataclass
+class Scan:
+    """A site scheduler as paper 004 describes MetaCentrum's: scan the waiting jobs in the
+    site's order (queue priority, fairshare...), start every job that can start now within
+    its queue's limits, and give the first ``reserved_jobs`` jobs that cannot a reservation
+    by the site's ``anti_starvation`` mode, recomputed at every pass. Later jobs start only
+    where they delay no reservation (with ``greedy``, never on a reserved job's nodes).
+    ``reserved_jobs: 1`` with ``optimized`` plans as EASY does; ``0`` never reserves."""
+
+    name: str = field(default="scan", init=False)
+    anti_starvation: str = AntiStarvation.OPTIMIZED.value
+    reserved_jobs: int = 1
+
+    def __post_init__(self) -> None:
+        modes = [m.value for m in AntiStarvation]
+        if self.anti_starvation not in modes:
+            raise ValueError(
+                f"anti_starvation must be one of {', '.join(modes)}, got {self.anti_starvation!r}"
+            )
+        if self.reserved_jobs < 0:
+            raise ValueError(f"reserved_jobs must be 0 or more, got {self.reserved_jobs}")
+
+    def schedule(self, ctx: Context) -> None:
+        greedy = self.anti_starvation == AntiStarvation.GREEDY.value
+        backfill_pass(ctx, depth=self.reserved_jobs, backfill=True, greedy=greedy)

@@ -62,7 +62,7 @@ import numpy as np
 
 from queuesim.engine import Context
 from queuesim.policy import register
-from queuesim.profile import plan_pass, room_beside_plan, tiny_profile_state
+from queuesim.profile import plan_pass, room_beside_plan, tiny_job_arrays, tiny_profile_state
 
 # relative: ruff's isort cannot place queuesim.policies (mapped from the policies/ folder)
 from .dpsa_search import best_subset, search_order
@@ -106,7 +106,8 @@ class DPSA:
         if free < ctx.cpus[order].min():
             return  # nothing can start now; the reservation is re-planned at the next pass
         now = ctx.now
-        starts, plans = _plan(ctx, order)
+        starts, plans, held = _plan(ctx, order)
+        ctx.held_back(order, held)
         reserved = np.flatnonzero((starts > now) & (starts < np.inf))
         if reserved.size == 0:
             _start_planned(ctx, order, starts, plans)  # no reservation: all that fits started
@@ -122,16 +123,12 @@ class DPSA:
         if candidates.size == 0:
             _start_planned(ctx, booked, starts, plans)
             return
-        cluster = ctx.cluster
         free_now, extra, fits = room_beside_plan(
             *ctx.profile_state(),
+            *ctx.job_arrays(),
             booked,
             starts[: head + 1],
             plans[: head + 1],
-            ctx.cpus,
-            ctx.queue,
-            ctx.estimate,
-            cluster.queue_masks,
             candidates,
         )
         eligible = candidates[fits]
@@ -155,31 +152,30 @@ class DPSA:
         picked = np.sort(searched[found.chosen])  # back to priority order
         chosen = np.concatenate([eligible[picked[long[picked]]], eligible[picked[~long[picked]]]])
         jobs = np.concatenate([booked, chosen])
-        starts, plans = _plan(ctx, jobs)
+        starts, plans, _ = _plan(ctx, jobs)
         _start_planned(ctx, jobs, starts, plans)
         misfits = int(np.count_nonzero(starts[head + 1 :] != now))
         if misfits:
             ctx.count("dpsa_pool_misfit", misfits)
 
 
-def _plan(ctx: Context, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _plan(ctx: Context, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """EASY's plan of ``jobs`` in the given order: those before the first that cannot start
-    start now, that one holds the reservation, later ones start now only beside it."""
-    cluster = ctx.cluster
-    starts, plans = plan_pass(
+    start now, that one holds the reservation, later ones start now only beside it (queue
+    limits respected; the third array says which limit held a job back)."""
+    result: tuple[np.ndarray, np.ndarray, np.ndarray] = plan_pass(
         *ctx.profile_state(),
+        *ctx.job_arrays(),
+        *ctx.limit_state(),
         jobs,
-        ctx.cpus,
-        ctx.queue,
-        ctx.estimate,
-        cluster.queue_masks,
         1,
         True,
+        False,
         np.full(jobs.size, np.inf),
-        np.zeros((jobs.size, cluster.pools), dtype=np.int64),
+        np.zeros((jobs.size, ctx.cluster.pools), dtype=np.int64),
         False,
     )
-    return starts, plans
+    return result
 
 
 def _start_planned(ctx: Context, jobs: np.ndarray, starts: np.ndarray, plans: np.ndarray) -> None:
@@ -193,16 +189,12 @@ def warm_up() -> None:
     """Compile (or load from numba's cache) DPSA's kernels on a tiny input, so that the
     first real pass is not charged the compilation."""
     warm_up_search()
-    one = np.ones(1, dtype=np.int64)
     zero = np.zeros(1, dtype=np.int64)
     room_beside_plan(
         *tiny_profile_state(),
+        *tiny_job_arrays(),
         zero,
         np.full(1, np.inf),
         np.zeros((1, 1), dtype=np.int64),
-        one,
-        zero,
-        np.ones(1),
-        np.ones((1, 1), dtype=np.bool_),
         zero,
     )

@@ -38,7 +38,9 @@ class Allocation:
 class ClusterState:
     """Free resources of every node, changed only by :meth:`allocate` and :meth:`release`."""
 
-    def __init__(self, site: Site, queue_names: list[str]) -> None:
+    def __init__(self, site: Site, queue_names: list[str], *, per_node: bool = False) -> None:
+        """``per_node``: one pool per node even without memory (jobs with a shape, so
+        that the profile sees single nodes)."""
         self.capacity_cpus = site.node_cpus()
         self.capacity_mem = site.node_memory()
         self.free_cpus = self.capacity_cpus.copy()
@@ -47,7 +49,7 @@ class ClusterState:
         self.total_free = self.total_cpus
         nodes = self.capacity_cpus.shape[0]
         cluster_of_node = np.repeat(np.arange(len(site.clusters)), [c.nodes for c in site.clusters])
-        self.per_node = site.memory is MemoryModel.PER_CPU
+        self.per_node = per_node or site.memory is MemoryModel.PER_CPU
         if self.per_node:
             self.pool_first = np.arange(nodes, dtype=np.int64)
             self.pool_end = self.pool_first + 1
@@ -62,6 +64,9 @@ class ClusterState:
             self.pool_free_mem = np.full(len(site.clusters), UNLIMITED, dtype=np.int64)
             pool_cluster = np.arange(len(site.clusters))
         self.pools = self.pool_first.shape[0]
+        #: what every pool holds when empty
+        self.pool_capacity_cpus = self.pool_free_cpus.copy()
+        self.pool_capacity_mem = self.pool_free_mem.copy()
         cluster_names = [c.name for c in site.clusters]
         self.queue_masks = np.zeros((len(queue_names), self.pools), dtype=np.bool_)
         for q, name in enumerate(queue_names):
@@ -76,14 +81,19 @@ class ClusterState:
 
     # --- questions -------------------------------------------------------------------
 
-    def _room(self, mem_per_cpu: int, queue: int, cpus: np.ndarray, mem: np.ndarray) -> int:
+    def _room(
+        self, mem_per_cpu: int, queue: int, cpus: np.ndarray, mem: np.ndarray, ppn: int = 0
+    ) -> int:
         room = cpus if mem_per_cpu == 0 else np.minimum(cpus, mem // mem_per_cpu)
+        if ppn > 0:  # a shaped job takes ppn CPUs on a node, or nothing
+            room = np.where(room >= ppn, ppn, 0)
         return int(room[self.queue_masks[queue]].sum())
 
-    def max_placeable(self, mem_per_cpu: int, queue: int) -> int:
-        """The most CPUs of such a job the empty site could ever hold (for rejection)."""
+    def max_placeable(self, mem_per_cpu: int, queue: int, ppn: int = 0) -> int:
+        """The most CPUs of such a job (``ppn`` CPUs on each node it uses; 0: any spread)
+        the empty site could ever hold (for rejection)."""
         if self.per_node:
-            return self._room(mem_per_cpu, queue, self.capacity_cpus, self.capacity_mem)
+            return self._room(mem_per_cpu, queue, self.capacity_cpus, self.capacity_mem, ppn)
         cpus = np.add.reduceat(self.capacity_cpus, self.pool_first)
         return self._room(mem_per_cpu, queue, cpus, np.full_like(cpus, UNLIMITED))
 
@@ -96,9 +106,15 @@ class ClusterState:
         mem_per_cpu: int,
         queue: int,
         plan: np.ndarray | None = None,
+        ppn: int = 0,
     ) -> Allocation:
         """Place a job - where ``plan`` says (CPUs per pool), else first fit over the pools
-        its queue may use - or raise :class:`PolicyViolation` naming the rule."""
+        its queue may use - or raise :class:`PolicyViolation` naming the rule. A job with
+        ``ppn`` > 0 takes exactly ``ppn`` CPUs on each node it uses (one pool a node)."""
+        if ppn > 0 and not self.per_node:
+            raise PolicyViolation(
+                f"job {job_id}: a job with {ppn} CPUs per node needs one pool per node"
+            )
         planned = plan is not None
         if plan is None:
             plan = self._no_plan
@@ -113,6 +129,7 @@ class ClusterState:
             self.per_node,
             cpus,
             mem_per_cpu,
+            ppn,
             planned,
             plan,
             self._nodes,
@@ -142,6 +159,11 @@ class ClusterState:
             )
         if outcome == _PLAN_QUEUE:
             return f"job {job_id}: the placement plan uses nodes its queue may not use"
+        if outcome == _PLAN_SHAPE:
+            return (
+                f"job {job_id}: the placement plan {plan[plan > 0].tolist()} does not give "
+                "every node it uses the job's CPUs per node"
+            )
         have = self._room(mem_per_cpu, queue, self.pool_free_cpus, self.pool_free_mem)
         rule = "CPU capacity" if mem_per_cpu == 0 else "CPU and memory capacity"
         where = (
@@ -174,6 +196,7 @@ _NO_ROOM = -1
 _PLANNED_NO_ROOM = -2
 _PLAN_SIZE = -3
 _PLAN_QUEUE = -4
+_PLAN_SHAPE = -5
 
 
 @numba.njit(cache=True)
@@ -194,6 +217,7 @@ def _place(
     per_node: bool,
     cpus: int,
     mem: int,
+    ppn: int,
     planned: bool,
     plan: np.ndarray,
     nodes: np.ndarray,
@@ -201,17 +225,20 @@ def _place(
     pools: np.ndarray,
     pool_cpus: np.ndarray,
 ) -> int:
-    """Place a job of ``cpus`` CPUs (``mem`` bytes each): as ``plan`` says when
-    ``planned``, else first fit over the pools ``mask`` allows; within a pool, first fit
-    over its nodes. Changes nothing and returns a negative code when it does not fit;
-    else returns ``nodes_used * (pool_count + 1) + pools_used``, with the nodes, pools and
-    CPUs written to the output arrays."""
+    """Place a job of ``cpus`` CPUs (``mem`` bytes each; ``ppn`` > 0: exactly that many on
+    each node it uses, pools being nodes): as ``plan`` says when ``planned``, else first
+    fit over the pools ``mask`` allows; within a pool, first fit over its nodes. Changes
+    nothing and returns a negative code when it does not fit; else returns
+    ``nodes_used * (pool_count + 1) + pools_used``, with the nodes, pools and CPUs written
+    to the output arrays."""
     n_pools: int = plan.shape[0]
     if planned:
         total = 0
         for p in range(n_pools):
             if plan[p] and not mask[p]:
                 return _PLAN_QUEUE
+            if plan[p] and ppn > 0 and plan[p] != ppn:
+                return _PLAN_SHAPE
             total += plan[p]
         if total != cpus:
             return _PLAN_SIZE
@@ -233,6 +260,8 @@ def _place(
             if planned:
                 return _PLANNED_NO_ROOM
             want = room
+        if ppn > 0 and not planned:
+            want = ppn if want >= ppn else 0
         if want > 0:
             pools[used_pools] = p
             pool_cpus[used_pools] = want

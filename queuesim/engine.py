@@ -34,7 +34,7 @@ from queuesim.cluster import warm_up as warm_up_placement
 from queuesim.errors import PolicyViolation
 from queuesim.ordering import JobListener, make_ordering
 from queuesim.policy import Policy
-from queuesim.profile import ProfileState
+from queuesim.profile import HELD_BY, JobArrays, LimitState, ProfileState
 from queuesim.profile import warm_up as warm_up_profile
 from queuesim.site import Site
 from queuesim.workload import Workload
@@ -97,6 +97,7 @@ class Context:
         self.submit: np.ndarray = jobs["submit"].to_numpy()
         self.queue: np.ndarray = jobs["queue"].cat.codes.to_numpy().astype(np.int64)
         self.mem_per_cpu: np.ndarray = jobs["mem_per_cpu"].to_numpy()
+        self.ppn: np.ndarray = jobs["ppn"].to_numpy()
         self.user: np.ndarray = jobs["user"].to_numpy()
         self.now = 0.0
         self.freed = False  #: resources were released since the last pass
@@ -146,6 +147,31 @@ class Context:
             self.mem_per_cpu,
         )
 
+    def job_arrays(self) -> JobArrays:
+        """What the profile kernels know of every job (see :data:`JobArrays`)."""
+        return (self.cpus, self.queue, self.estimate, self.ppn, self.cluster.queue_masks)
+
+    def limit_state(self) -> LimitState:
+        """The queue limits and what counts against them now (see :data:`LimitState`)."""
+        limits = self._sim.limits
+        cluster = self.cluster
+        return (
+            limits.user,
+            limits.user_jobs_cap,
+            limits.user_cpus_cap,
+            limits.pool_cap,
+            limits.user_jobs,
+            limits.user_cpus,
+            limits.queue_cpus,
+            cluster.pool_capacity_cpus,
+            cluster.pool_capacity_mem,
+        )
+
+    def held_back(self, jobs: np.ndarray, held: np.ndarray) -> None:
+        """Record that queue limits kept ``jobs`` from starting although they fit (``held``:
+        1 + the limit's index in :data:`~queuesim.profile.HELD_BY`, 0: not held)."""
+        self._sim.limits.record_held(jobs, held)
+
     def running_allocations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Where every job started so far runs, per pool, as flat arrays: a job's entries
         are ``pool[start[j] : start[j] + length[j]]`` and ``cpus[...]`` alike."""
@@ -171,6 +197,69 @@ class Context:
         counters[counter] = counters.get(counter, 0) + n
 
 
+#: a limit that never binds
+_NO_LIMIT = np.iinfo(np.int64).max // 4
+
+
+class QueueLimits:
+    """Per-queue limits (site file ``queues[]``) and what counts against them: running jobs
+    and CPUs per (user, queue), CPUs per queue; and how often each limit held a job back."""
+
+    def __init__(self, site: Site, jobs: pd.DataFrame, queue_names: list[str]) -> None:
+        queues = [site.queue(name) for name in queue_names]
+
+        def caps(values: list[int | None]) -> np.ndarray:
+            return np.array([_NO_LIMIT if v is None else v for v in values], dtype=np.int64)
+
+        self.user_jobs_cap = caps([q.max_running_per_user for q in queues])
+        self.user_cpus_cap = caps([q.max_cpus_per_user for q in queues])
+        self.pool_cap = caps([q.cpu_pool for q in queues])
+        codes, uniques = pd.factorize(jobs["user"], sort=True)
+        self.user = np.asarray(codes, dtype=np.int64)
+        shape = (max(len(uniques), 1), len(queues))
+        self.user_jobs = np.zeros(shape, dtype=np.int64)
+        self.user_cpus = np.zeros(shape, dtype=np.int64)
+        self.queue_cpus = np.zeros(len(queues), dtype=np.int64)
+        self.held_times = np.zeros(len(HELD_BY), dtype=np.int64)
+        self.held_jobs = np.zeros((len(HELD_BY), len(jobs)), dtype=np.bool_)
+        self.queue_names = queue_names
+
+    def check(self, job: int, cpus: int, queue: int) -> str | None:
+        """The limit starting ``job`` now would exceed, described, or None."""
+        u = self.user[job]
+        if self.user_jobs[u, queue] + 1 > self.user_jobs_cap[queue]:
+            return f"max_running_per_user ({self.user_jobs_cap[queue]})"
+        if self.user_cpus[u, queue] + cpus > self.user_cpus_cap[queue]:
+            return f"max_cpus_per_user ({self.user_cpus_cap[queue]})"
+        if self.queue_cpus[queue] + cpus > self.pool_cap[queue]:
+            return f"cpu_pool ({self.pool_cap[queue]})"
+        return None
+
+    def add(self, job: int, cpus: int, queue: int, sign: int) -> None:
+        u = self.user[job]
+        self.user_jobs[u, queue] += sign
+        self.user_cpus[u, queue] += sign * cpus
+        self.queue_cpus[queue] += sign * cpus
+
+    def record_held(self, jobs: np.ndarray, held: np.ndarray) -> None:
+        which = np.flatnonzero(held)
+        if which.size:
+            kinds = held[which].astype(np.int64) - 1
+            self.held_times += np.bincount(kinds, minlength=len(HELD_BY))
+            self.held_jobs[kinds, jobs[which]] = True
+
+    def counters(self) -> dict[str, int]:
+        """``held:<limit>`` (passes at which the limit kept a job that fit from starting)
+        and ``held_jobs:<limit>`` (jobs it held at least once), for limits the site sets."""
+        out: dict[str, int] = {}
+        for k, name in enumerate(HELD_BY):
+            cap = (self.user_jobs_cap, self.user_cpus_cap, self.pool_cap)[k]
+            if (cap < _NO_LIMIT).any():
+                out[f"held:{name}"] = int(self.held_times[k])
+                out[f"held_jobs:{name}"] = int(self.held_jobs[k].sum())
+        return out
+
+
 class Simulation:
     """Replay ``workload`` on ``site`` under ``policy``."""
 
@@ -193,7 +282,8 @@ class Simulation:
         jobs = workload.jobs
         n = len(jobs)
         self.n = n
-        self.cluster = ClusterState(site, workload.queue_names)
+        self.cluster = ClusterState(site, workload.queue_names, per_node=workload.shaped)
+        self.limits = QueueLimits(site, jobs, workload.queue_names)
         self.submit_times = jobs["submit"].to_numpy()
         runtime = jobs["runtime"].to_numpy()
         walltime = jobs["walltime"].to_numpy()
@@ -231,6 +321,7 @@ class Simulation:
         self._estimate = jobs["estimate"].to_numpy()
         self._cpus = jobs["cpus"].to_numpy()
         self._mem = jobs["mem_per_cpu"].to_numpy()
+        self._ppn = jobs["ppn"].to_numpy()
         self._queue = jobs["queue"].cat.codes.to_numpy()
         self._job_ids = jobs["job_id"].to_numpy()
 
@@ -251,6 +342,7 @@ class Simulation:
         self.state[job] = _DONE
         self.end_time[job] = now
         self.cluster.release(self.allocs.pop(job))
+        self.limits.add(job, int(self._cpus[job]), int(self._queue[job]), -1)
         for listener in self.listeners:
             listener.job_finished(job, now)
         pos = self.run_pos[job]
@@ -282,16 +374,21 @@ class Simulation:
                 JobState.DONE: "it has already run (each job starts once)",
             }[JobState(state)]
             raise PolicyViolation(f"job {self._job_id(job)} cannot start at {now}: {rule}")
+        cpus = int(self._cpus[job])
+        queue = int(self._queue[job])
+        limit = self.limits.check(job, cpus, queue)
+        if limit is not None:
+            raise PolicyViolation(
+                f"job {self._job_id(job)} cannot start at {now}: it would exceed queue "
+                f"{self.workload.queue_names[queue]!r}'s {limit}"
+            )
         try:
             alloc = self.cluster.allocate(
-                self._job_id(job),
-                int(self._cpus[job]),
-                int(self._mem[job]),
-                int(self._queue[job]),
-                plan,
+                self._job_id(job), cpus, int(self._mem[job]), queue, plan, int(self._ppn[job])
             )
         except PolicyViolation as exc:
             raise PolicyViolation(f"at time {now}: {exc}") from None
+        self.limits.add(job, cpus, queue, 1)
         self.allocs[job] = alloc
         self._store_pools(job, alloc)
         for listener in self.listeners:
@@ -415,7 +512,7 @@ class Simulation:
             workload=self.workload,
             wall_seconds=wall,
             passes=passes,
-            counters=dict(self.counters),
+            counters={**self.counters, **self.limits.counters()},
             fairshare_usage=self._usage_log(),
             allocations=self.allocation_log,
         )

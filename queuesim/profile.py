@@ -95,6 +95,15 @@ def _room(cpus: int, mem: int, per_cpu: int) -> int:
 
 
 @numba.njit(cache=True)
+def _shaped(room: int, ppn: int) -> int:
+    """What a pool (a node) offers a job that takes ``ppn`` CPUs on each node it uses
+    (``ppn`` 0: any number): ``ppn`` or nothing."""
+    if ppn > 0:
+        return ppn if room >= ppn else 0
+    return room
+
+
+@numba.njit(cache=True)
 def _window_end(times: np.ndarray, steps: int, i: int, duration: float) -> int:
     """First step at or after the end of a window starting at step ``i``."""
     end = times[i] + duration
@@ -111,6 +120,7 @@ def _window_room(
     i: int,
     j: int,
     per_cpu: int,
+    ppn: int,
     mask: np.ndarray,
     out: np.ndarray,
 ) -> int:
@@ -124,8 +134,8 @@ def _window_room(
         best = _room(cpus[i, p], mem[i, p], per_cpu)
         for s in range(i + 1, j):
             best = min(best, _room(cpus[s, p], mem[s, p], per_cpu))
-        out[p] = best
-        total += best
+        out[p] = _shaped(best, ppn)
+        total += out[p]
     return total
 
 
@@ -143,11 +153,13 @@ def _fits_plan(
 
 
 @numba.njit(cache=True)
-def _step_room(cpus: np.ndarray, mem: np.ndarray, s: int, per_cpu: int, mask: np.ndarray) -> int:
+def _step_room(
+    cpus: np.ndarray, mem: np.ndarray, s: int, per_cpu: int, ppn: int, mask: np.ndarray
+) -> int:
     total = 0
     for p in range(cpus.shape[1]):
         if mask[p]:
-            total += _room(cpus[s, p], mem[s, p], per_cpu)
+            total += _shaped(_room(cpus[s, p], mem[s, p], per_cpu), ppn)
     return total
 
 
@@ -159,6 +171,7 @@ def _earliest(
     steps: int,
     need: int,
     per_cpu: int,
+    ppn: int,
     mask: np.ndarray,
     duration: float,
     now_only: bool,
@@ -173,7 +186,7 @@ def _earliest(
         end = times[i] + duration
         blocked = -1
         while j < steps and (j == i or times[j] < end):
-            if _step_room(cpus, mem, j, per_cpu, mask) < need:
+            if _step_room(cpus, mem, j, per_cpu, ppn, mask) < need:
                 blocked = j
                 break
             j += 1
@@ -181,7 +194,7 @@ def _earliest(
             if cpus.shape[1] == 1:
                 room[0] = need  # one pool: no short step means the whole window fits
                 return i
-            if _window_room(cpus, mem, i, j, per_cpu, mask, room) >= need:
+            if _window_room(cpus, mem, i, j, per_cpu, ppn, mask, room) >= need:
                 return i
         if now_only:
             return -1
@@ -241,6 +254,77 @@ def _first_fit(room: np.ndarray, need: int, plan: np.ndarray) -> None:
         need -= take
 
 
+#: limit kinds, as :func:`plan_pass` reports a job held back by one
+HELD_BY = ("max_running_per_user", "max_cpus_per_user", "cpu_pool")
+
+
+@numba.njit(cache=True)
+def _held_by(
+    job: int,
+    job_cpus: np.ndarray,
+    job_queue: np.ndarray,
+    job_user: np.ndarray,
+    queue_user_jobs: np.ndarray,
+    queue_user_cpus: np.ndarray,
+    queue_pool: np.ndarray,
+    user_jobs: np.ndarray,
+    user_cpus: np.ndarray,
+    queue_cpus: np.ndarray,
+) -> int:
+    """Which queue limit starting ``job`` now would exceed: 1 + its index in
+    :data:`HELD_BY`, or 0 if none."""
+    q = job_queue[job]
+    u = job_user[job]
+    c = job_cpus[job]
+    if user_jobs[u, q] + 1 > queue_user_jobs[q]:
+        return 1
+    if user_cpus[u, q] + c > queue_user_cpus[q]:
+        return 2
+    if queue_cpus[q] + c > queue_pool[q]:
+        return 3
+    return 0
+
+
+@numba.njit(cache=True)
+def _count_start(
+    job: int,
+    job_cpus: np.ndarray,
+    job_queue: np.ndarray,
+    job_user: np.ndarray,
+    user_jobs: np.ndarray,
+    user_cpus: np.ndarray,
+    queue_cpus: np.ndarray,
+) -> None:
+    q = job_queue[job]
+    u = job_user[job]
+    user_jobs[u, q] += 1
+    user_cpus[u, q] += job_cpus[job]
+    queue_cpus[q] += job_cpus[job]
+
+
+@numba.njit(cache=True)
+def _block_suitable(
+    cpus: np.ndarray,
+    mem: np.ndarray,
+    times: np.ndarray,
+    before: float,
+    per_cpu: int,
+    ppn: int,
+    mask: np.ndarray,
+    cap_cpus: np.ndarray,
+    cap_mem: np.ndarray,
+) -> None:
+    """Greedy anti-starvation: nothing else may use, before ``before``, any pool of
+    ``mask`` whose empty capacity could hold part of the job (paper 004, 3.1)."""
+    for p in range(cpus.shape[1]):
+        if mask[p] and _shaped(_room(cap_cpus[p], cap_mem[p], per_cpu), ppn) > 0:
+            s = 0
+            while times[s] < before:
+                cpus[s, p] = 0
+                mem[s, p] = 0
+                s += 1
+
+
 @numba.njit(cache=True)
 def plan_pass(
     now: float,
@@ -253,24 +337,46 @@ def plan_pass(
     alloc_pool: np.ndarray,
     alloc_cpus: np.ndarray,
     job_mem: np.ndarray,
-    wait_jobs: np.ndarray,
     job_cpus: np.ndarray,
     job_queue: np.ndarray,
     job_estimate: np.ndarray,
+    job_ppn: np.ndarray,
     queue_masks: np.ndarray,
+    job_user: np.ndarray,
+    queue_user_jobs: np.ndarray,
+    queue_user_cpus: np.ndarray,
+    queue_pool: np.ndarray,
+    running_user_jobs: np.ndarray,
+    running_user_cpus: np.ndarray,
+    running_queue_cpus: np.ndarray,
+    pool_cap_cpus: np.ndarray,
+    pool_cap_mem: np.ndarray,
+    wait_jobs: np.ndarray,
     depth: int,
     backfill: bool,
+    greedy: bool,
     promised: np.ndarray,
     promised_plans: np.ndarray,
     compress: bool,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Place the waiting jobs ``wait_jobs`` (in priority order) into the profile of the
     running jobs ``run_jobs``.
 
     Returns each waiting job's planned start (``now``: start at once; later: a reservation;
-    ``inf``: neither) and, for each, the CPUs it takes from each pool (a row per job).
-    ``depth`` is how many jobs may hold reservations; without ``backfill`` planning stops
-    at the first job that cannot start now.
+    ``inf``: neither), for each the CPUs it takes from each pool (a row per job), and for
+    each the queue limit that kept it from starting now although it fit (1 + its index in
+    :data:`HELD_BY`; 0: none). ``depth`` is how many jobs may hold reservations; without
+    ``backfill`` planning stops at the first job that cannot start now.
+
+    Queue limits (per-user running jobs and CPUs, the queue's CPU pool; see
+    :func:`_held_by`) are checked against the running jobs plus those this pass starts. A
+    job a limit holds back is passed over: it neither starts nor holds a reservation, since
+    its start depends on its own user's or queue's jobs ending, not on the profile.
+
+    A reservation takes the CPUs expected to free soonest (the "optimized" anti-starvation
+    of Klusáček et al., paper 004, 4.2); with ``greedy`` it also blocks, until it starts,
+    every pool its queue may use that could hold part of it (their "historic" mechanism,
+    3.1), so later jobs cannot backfill there.
 
     ``promised`` holds the reservation each job was given at the previous pass (``inf``:
     none) and ``promised_plans`` its pools (a row per job, all zero if unknown). Those are
@@ -285,6 +391,10 @@ def plan_pass(
     pools = free_cpus.shape[0]
     starts = np.full(n, NEVER)
     plans = np.zeros((n, pools), dtype=np.int64)
+    held = np.zeros(n, dtype=np.int8)
+    user_jobs = running_user_jobs.copy()
+    user_cpus = running_user_cpus.copy()
+    queue_cpus = running_queue_cpus.copy()
     times, cpus, mem, steps = _build(
         now,
         free_cpus,
@@ -316,7 +426,10 @@ def plan_pass(
                 plans[k] = promised_plans[k]
                 fits = True
             else:  # a running job outlived its estimate: any pools will do at that time
-                fits = _window_room(cpus, mem, i, j, per_cpu, mask, room) >= job_cpus[job]
+                fits = (
+                    _window_room(cpus, mem, i, j, per_cpu, job_ppn[job], mask, room)
+                    >= job_cpus[job]
+                )
                 if fits:
                     _first_fit(room, job_cpus[job], plans[k])
             if fits:
@@ -325,10 +438,7 @@ def plan_pass(
                 starts[k] = t
     # compress: move each booked job to the earliest slot it fits, in priority order
     for k in range(n):
-        if booked[k] and not compress:
-            if starts[k] > now:
-                reserved += 1
-        elif booked[k]:
+        if booked[k] and compress:
             job = wait_jobs[k]
             per_cpu = job_mem[job]
             duration = job_estimate[job]
@@ -340,6 +450,7 @@ def plan_pass(
                 steps,
                 job_cpus[job],
                 per_cpu,
+                job_ppn[job],
                 queue_masks[job_queue[job]],
                 duration,
                 False,
@@ -348,38 +459,83 @@ def plan_pass(
             _first_fit(room, job_cpus[job], plans[k])
             starts[k] = times[i]
             steps = _take(times, cpus, mem, steps, starts[k], duration, per_cpu, plans[k], 1)
-            if starts[k] > now:
-                reserved += 1
+    # a booked job due now starts unless a limit holds it (then it loses its promise)
+    for k in range(n):
+        if not booked[k]:
+            continue
+        job = wait_jobs[k]
+        if starts[k] > now:
+            reserved += 1
+            continue
+        limit = _held_by(
+            job,
+            job_cpus,
+            job_queue,
+            job_user,
+            queue_user_jobs,
+            queue_user_cpus,
+            queue_pool,
+            user_jobs,
+            user_cpus,
+            queue_cpus,
+        )
+        if limit:
+            held[k] = limit
+            steps = _take(
+                times, cpus, mem, steps, now, job_estimate[job], job_mem[job], plans[k], -1
+            )
+            plans[k] = 0
+            starts[k] = NEVER
+        else:
+            _count_start(job, job_cpus, job_queue, job_user, user_jobs, user_cpus, queue_cpus)
     # place the others
     for k in range(n):
         if booked[k]:
             continue
         job = wait_jobs[k]
         per_cpu = job_mem[job]
+        ppn = job_ppn[job]
+        mask = queue_masks[job_queue[job]]
         duration = job_estimate[job]
+        limit = _held_by(
+            job,
+            job_cpus,
+            job_queue,
+            job_user,
+            queue_user_jobs,
+            queue_user_cpus,
+            queue_pool,
+            user_jobs,
+            user_cpus,
+            queue_cpus,
+        )
+        if limit:
+            fits_now = _earliest(
+                times, cpus, mem, steps, job_cpus[job], per_cpu, ppn, mask, duration, True, room
+            )
+            if fits_now == 0:
+                held[k] = limit
+            continue
         now_only = reserved >= depth
         i = _earliest(
-            times,
-            cpus,
-            mem,
-            steps,
-            job_cpus[job],
-            per_cpu,
-            queue_masks[job_queue[job]],
-            duration,
-            now_only,
-            room,
+            times, cpus, mem, steps, job_cpus[job], per_cpu, ppn, mask, duration, now_only, room
         )
         if i < 0 or (i > 0 and not backfill):
             if not backfill:
                 break
             continue
-        if i > 0:
-            reserved += 1
         _first_fit(room, job_cpus[job], plans[k])
         starts[k] = times[i]
         steps = _take(times, cpus, mem, steps, starts[k], duration, per_cpu, plans[k], 1)
-    return starts, plans
+        if i > 0:
+            reserved += 1
+            if greedy:
+                _block_suitable(
+                    cpus, mem, times, starts[k], per_cpu, ppn, mask, pool_cap_cpus, pool_cap_mem
+                )
+        else:
+            _count_start(job, job_cpus, job_queue, job_user, user_jobs, user_cpus, queue_cpus)
+    return starts, plans, held
 
 
 #: the leading arguments of the profile kernels: now, free CPUs and memory per pool, the
@@ -387,6 +543,26 @@ def plan_pass(
 #: of its entries, their pools and CPUs), and every job's memory per CPU
 ProfileState = tuple[
     float,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+]
+
+#: what the kernels know of every job, after :data:`ProfileState`: CPUs, queue, runtime
+#: estimate, CPUs per node (0: any spread) and, per queue, the pools it may use
+JobArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+#: the queue limits, after :data:`JobArrays` in :func:`plan_pass`: every job's user (a
+#: number from 0), per queue the most running jobs and CPUs of one user and the queue's CPU
+#: pool, what is running per (user, queue) - jobs and CPUs - and CPUs per queue, then the
+#: empty capacity (CPUs, memory) of every pool
+LimitState = tuple[
     np.ndarray,
     np.ndarray,
     np.ndarray,
@@ -406,19 +582,34 @@ def tiny_profile_state() -> ProfileState:
     return (0.0, one, one, np.ones(1), zero, zero, one, zero, one, zero)
 
 
+def tiny_job_arrays() -> JobArrays:
+    """One job of one CPU in queue 0, for warm-ups with :func:`tiny_profile_state`."""
+    one = np.ones(1, dtype=np.int64)
+    zero = np.zeros(1, dtype=np.int64)
+    return (one, zero, np.ones(1), zero, np.ones((1, 1), dtype=np.bool_))
+
+
+def no_limits(job_queue: np.ndarray, queues: int, pools: int) -> LimitState:
+    """Limits that never hold a job back (one user), for callers without queue limits."""
+    big = np.full(queues, np.iinfo(np.int64).max // 4, dtype=np.int64)
+    counts = np.zeros((1, queues), dtype=np.int64)
+    cap = np.full(pools, np.iinfo(np.int64).max // 4, dtype=np.int64)
+    users = np.zeros(job_queue.shape[0], dtype=np.int64)
+    return (users, big, big, big, counts, counts, np.zeros(queues, dtype=np.int64), cap, cap)
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) the kernels on a tiny input, so that the first
     real pass is not charged the compilation."""
-    one = np.ones(1, dtype=np.int64)
     zero = np.zeros(1, dtype=np.int64)
+    jobs = tiny_job_arrays()
     plan_pass(
         *tiny_profile_state(),
+        *jobs,
+        *no_limits(jobs[1], 1, 1),
         zero,
-        one,
-        zero,
-        np.ones(1),
-        np.ones((1, 1), dtype=np.bool_),
         1,
+        True,
         True,
         np.full(1, NEVER),
         np.zeros((1, 1), dtype=np.int64),
@@ -438,13 +629,14 @@ def room_beside_plan(
     alloc_pool: np.ndarray,
     alloc_cpus: np.ndarray,
     job_mem: np.ndarray,
-    planned_jobs: np.ndarray,
-    starts: np.ndarray,
-    plans: np.ndarray,
     job_cpus: np.ndarray,
     job_queue: np.ndarray,
     job_estimate: np.ndarray,
+    job_ppn: np.ndarray,
     queue_masks: np.ndarray,
+    planned_jobs: np.ndarray,
+    starts: np.ndarray,
+    plans: np.ndarray,
     candidates: np.ndarray,
 ) -> tuple[int, int, np.ndarray]:
     """What is left beside a plan of :func:`plan_pass`, for a search over many jobs at once
@@ -456,7 +648,7 @@ def room_beside_plan(
     latest booked start (with only a reservation booked later than now: the CPUs its
     holder leaves spare, EASY's "extra" CPUs); and, for each of ``candidates``, whether it
     alone could start now beside the booked jobs, for its whole estimate, on pools its
-    queue may use (memory included). Memory is not in the two totals.
+    queue may use (memory and shape included). Memory is not in the two totals.
     """
     n = planned_jobs.shape[0]
     times, cpus, mem, steps = _build(
@@ -503,6 +695,7 @@ def room_beside_plan(
                 steps,
                 job_cpus[job],
                 job_mem[job],
+                job_ppn[job],
                 queue_masks[job_queue[job]],
                 job_estimate[job],
                 True,

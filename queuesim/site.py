@@ -77,6 +77,21 @@ class Queue(_Frozen):
     trace_queues: tuple[TraceQueue, ...] = Field(
         default=(), description="queue numbers or names in the trace routed to this queue"
     )
+    route_by_walltime: bool = Field(
+        default=True,
+        description="with routing 'walltime': False keeps the queue out of the routing table "
+        "(reached only through trace_queues or queue_map)",
+    )
+    single_node: bool = Field(default=False, description="accepts only jobs that fit one node")
+    max_running_per_user: int | None = Field(
+        default=None, ge=1, description="most running jobs one user may have in the queue"
+    )
+    max_cpus_per_user: int | None = Field(
+        default=None, ge=1, description="most CPUs one user's running jobs may hold in the queue"
+    )
+    cpu_pool: int | None = Field(
+        default=None, ge=1, description="most CPUs the queue's running jobs may hold at once"
+    )
 
     @model_validator(mode="after")
     def _default_within_max(self) -> Queue:
@@ -196,6 +211,9 @@ class Site(_Frozen):
         default=True, description="a job still running at its requested walltime is killed"
     )
     memory: MemoryModel = MemoryModel.IGNORE
+    queue_map: dict[str, str] = Field(
+        default_factory=dict, description="trace queue (number or name) -> queue name"
+    )
     ordering: Ordering = Ordering.FCFS
     fairshare: Fairshare = Fairshare()
     scheduler: SchedulerSpec = SchedulerSpec()
@@ -210,15 +228,14 @@ class Site(_Frozen):
     @classmethod
     def _unique_queues(cls, queues: tuple[Queue, ...]) -> tuple[Queue, ...]:
         _require_unique((q.name for q in queues), "queue")
-        traced: dict[str, str] = {}
-        for q in queues:
-            for t in q.trace_queues:
-                if str(t) in traced:
-                    raise ValueError(
-                        f"trace queue {t!r} is mapped to both {traced[str(t)]!r} and {q.name!r}"
-                    )
-                traced[str(t)] = q.name
         return queues
+
+    @field_validator("queue_map", mode="before")
+    @classmethod
+    def _trace_queue_keys(cls, mapping: object) -> object:
+        if isinstance(mapping, dict):  # YAML reads queue numbers as integers
+            return {str(k): v for k, v in mapping.items()}
+        return mapping
 
     @model_validator(mode="after")
     def _cross_references(self) -> Site:
@@ -262,6 +279,14 @@ class Site(_Frozen):
             if q.name == name:
                 return q
         raise KeyError(name)
+
+    def trace_queue_map(self) -> dict[str, int]:
+        """Trace queue (as a string) -> index of the site queue it is routed to, from every
+        queue's ``trace_queues`` and the site's ``queue_map``."""
+        index = {q.name: i for i, q in enumerate(self.queues)}
+        mapping = {str(t): i for i, q in enumerate(self.queues) for t in q.trace_queues}
+        mapping.update((t, index[name]) for t, name in self.queue_map.items())
+        return mapping
 
     def queue_cpus(self, queue: Queue) -> int:
         """CPUs of the clusters a queue may use."""
@@ -369,13 +394,90 @@ def cross_reference_problems(data: dict[str, Any]) -> list[str]:
                     f"clusters[{i}].memory_per_node: required when memory is 'per-cpu' "
                     f"(cluster {c.get('name')!r} has none)"
                 )
-    if data.get("routing") == Routing.TRACE.value and len(queues) > 1:
-        for i, q in enumerate(queues):
-            if not q.get("trace_queues"):
+    problems += _limit_problems(clusters, queues)
+    problems += _routing_problems(data, queues)
+    return problems
+
+
+def _limit_problems(clusters: list[dict[str, Any]], queues: list[dict[str, Any]]) -> list[str]:
+    """Queue limits that can never be reached or can never let a job run."""
+    cpus_of = {}
+    for c in clusters:
+        nodes, per_node = c.get("nodes"), c.get("cpus_per_node")
+        if isinstance(nodes, int) and isinstance(per_node, int):
+            cpus_of[c.get("name")] = nodes * per_node
+    problems = []
+    for i, q in enumerate(queues):
+        names = q.get("clusters")
+        allowed = names if isinstance(names, list) else list(cpus_of)
+        if not all(name in cpus_of for name in allowed):
+            continue  # an unknown cluster is reported on its own
+        total = sum(cpus_of[name] for name in allowed)
+        for key in ("cpu_pool", "max_cpus_per_user"):
+            value = q.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > total:
                 problems.append(
-                    f"queues[{i}].trace_queues: routing is 'trace' but queue {q.get('name')!r} "
-                    "maps no trace queue"
+                    f"queues[{i}].{key}: {value} CPUs is more than the {total} CPUs of the "
+                    f"clusters queue {q.get('name')!r} may use ({', '.join(map(str, allowed))})"
                 )
+    return problems
+
+
+def _routing_problems(data: dict[str, Any], queues: list[dict[str, Any]]) -> list[str]:
+    """Trace queues mapped twice or to unknown queues; ambiguous walltime routing."""
+    problems = []
+    names = [q.get("name") for q in queues]
+    mapped: dict[str, str] = {}
+
+    def map_once(trace_queue: object, queue: object, where: str) -> None:
+        key = str(trace_queue)
+        if key in mapped and mapped[key] != queue:
+            problems.append(
+                f"{where}: trace queue {trace_queue!r} is mapped to both {mapped[key]!r} and "
+                f"{queue!r}"
+            )
+        mapped.setdefault(key, str(queue))
+
+    for i, q in enumerate(queues):
+        listed = q.get("trace_queues")
+        for t in listed if isinstance(listed, list) else ():
+            map_once(t, q.get("name"), f"queues[{i}].trace_queues")
+    queue_map = data.get("queue_map")
+    for t, name in queue_map.items() if isinstance(queue_map, dict) else ():
+        if name not in names:
+            problems.append(
+                f"queue_map.{t}: maps trace queue {t!r} to queue {name!r}, which does not exist "
+                f"(queues: {', '.join(map(str, names))})"
+            )
+        else:
+            map_once(t, name, f"queue_map.{t}")
+    routing = data.get("routing", Routing.WALLTIME.value)
+    if routing == Routing.TRACE.value and len(queues) > 1:
+        for i, q in enumerate(queues):
+            if q.get("name") not in mapped.values():
+                problems.append(
+                    f"queues[{i}].trace_queues: routing is 'trace' but no trace queue is "
+                    f"mapped to queue {q.get('name')!r} (list some here or in queue_map)"
+                )
+    if routing == Routing.WALLTIME.value:
+        seen: dict[object, str] = {}
+        for i, q in enumerate(queues):
+            if q.get("route_by_walltime", True) is False:
+                continue
+            raw_limit = q.get("max_walltime")
+            try:
+                limit = None if raw_limit is None else parse_duration(raw_limit)
+            except (ValueError, TypeError):
+                continue  # reported as a field error
+            if limit in seen:
+                what = "no max_walltime" if limit is None else f"max_walltime {raw_limit}"
+                problems.append(
+                    f"queues[{i}].max_walltime: the walltime routing table is ambiguous: queue "
+                    f"{q.get('name')!r} and queue {seen[limit]!r} both have {what}; give them "
+                    "different limits or set route_by_walltime: false on one"
+                )
+            else:
+                seen[limit] = str(q.get("name"))
     return problems
 
 
@@ -397,9 +499,31 @@ def read_site_document(path: str | Path) -> object:
         raise ConfigError(f"{path}: not valid YAML at {where}: {problem}") from None
 
 
-def load_site(path: str | Path) -> Site:
-    """Load and validate a site file; raise :class:`ConfigError` listing every problem."""
+def read_clusters(path: str | Path, where: str) -> object:
+    """The ``clusters`` list of a clusters file (a YAML file with a ``clusters`` key, as
+    ``queuesim import-machines`` writes), for ``clusters_from`` or ``--clusters``."""
+    doc = read_site_document(path)
+    if not isinstance(doc, dict) or "clusters" not in doc:
+        raise ConfigError(f"{where}: {path} has no 'clusters' key (expected a clusters file)")
+    return doc["clusters"]
+
+
+def load_site(path: str | Path, clusters: str | Path | None = None) -> Site:
+    """Load and validate a site file; raise :class:`ConfigError` listing every problem.
+
+    A site file may take its clusters from another file with ``clusters_from: PATH``
+    (relative to the site file); ``clusters`` (a clusters file) replaces them, to run one
+    setup on another machine."""
     data = read_site_document(path)
+    if isinstance(data, dict) and "clusters_from" in data:
+        source = data.pop("clusters_from")
+        if "clusters" in data:
+            raise ConfigError(f"{path}: clusters_from: give either clusters or clusters_from")
+        if not isinstance(source, str):
+            raise ConfigError(f"{path}: clusters_from: expected a file path, got {source!r}")
+        data["clusters"] = read_clusters(Path(path).parent / source, f"{path}: clusters_from")
+    if clusters is not None and isinstance(data, dict):
+        data["clusters"] = read_clusters(clusters, "--clusters")
     problems = site_errors(data)
     if problems:
         listing = "\n".join(f"  {path}: {p}" for p in problems)

@@ -17,11 +17,19 @@ Cleaning rules, in order (the reason keys are those of the run report and metric
 * ``walltime_from_queue`` / ``walltime_from_runtime`` - repaired: requested time missing,
   the queue's default walltime (else its limit) is used, else the runtime;
 * ``memory_missing`` - repaired: memory is modelled but the job gives none; it asks 0;
-* ``no_queue`` - rejected: no queue accepts the job's walltime;
-* ``too_large`` - rejected: no node set its queue may use could ever hold it.
+* ``no_queue`` - rejected: no queue accepts the job (its walltime, or its shape where the
+  queue takes single-node jobs only);
+* ``too_large`` - rejected: no node set its queue may use could ever hold it;
+* ``over_limit`` - rejected: it asks for more CPUs than its queue's ``cpu_pool`` or
+  ``max_cpus_per_user``, so it could never start.
 
-Rejections (the last two) are errors unless the caller passes ``reject_unrunnable``: a job
-that cannot run on the site usually means the wrong site file for the trace.
+Rejections (the last three) are errors unless the caller passes ``reject_unrunnable``: a
+job that cannot run on the site usually means the wrong site file for the trace.
+
+Job shapes: a job normally takes its CPUs from any nodes. A job of a ``single_node`` queue
+takes all its CPUs on one node, and a job of Alea's extended SWF whose nodespec asks for
+``N:ppn=P`` nodes takes exactly ``P`` CPUs on each of ``N`` nodes (column ``ppn``; 0 for a
+free spread). Jobs with shapes make the profile track every node.
 """
 
 from __future__ import annotations
@@ -32,10 +40,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from queuesim.alea import read_trace
 from queuesim.cluster import ClusterState
 from queuesim.errors import WorkloadError
 from queuesim.site import EstimateSource, MemoryModel, Routing, Site
-from queuesim.swf import SwfHeader, SwfTrace, read_swf
+from queuesim.swf import SwfHeader, SwfTrace
 
 CLEANING_REASONS = (
     "malformed_line",
@@ -49,9 +58,10 @@ CLEANING_REASONS = (
     "memory_missing",
     "no_queue",
     "too_large",
+    "over_limit",
 )
 DROPPED = ("malformed_line", "cancelled", "zero_runtime", "no_submit_time", "no_cpus")
-REJECTED = ("no_queue", "too_large")
+REJECTED = ("no_queue", "too_large", "over_limit")
 
 JOB_COLUMNS = (
     "job_id",
@@ -65,6 +75,7 @@ JOB_COLUMNS = (
     "estimate",
     "cpus",
     "mem_per_cpu",
+    "ppn",
 )
 
 STATUS_CANCELLED = 5
@@ -111,6 +122,11 @@ class Workload:
     header: SwfHeader | None = None
     queue_names: list[str] = field(default_factory=list)
 
+    @property
+    def shaped(self) -> bool:
+        """Some job takes a fixed number of CPUs per node (so nodes must be tracked)."""
+        return bool((self.jobs["ppn"].to_numpy() > 0).any())
+
 
 class _Recorder:
     def __init__(self) -> None:
@@ -150,7 +166,7 @@ class _Recorder:
 def load_workload(path: str | Path, site: Site, options: CleaningOptions | None = None) -> Workload:
     """Read a trace file and prepare it for ``site``."""
     options = options or CleaningOptions()
-    trace = read_swf(path, skip_bad_lines=options.skip_bad_lines)
+    trace = read_trace(path, skip_bad_lines=options.skip_bad_lines)
     return prepare(trace, site, options)
 
 
@@ -200,7 +216,9 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
     requested = jobs["req_time"].to_numpy(dtype=np.float64)
     has_walltime = requested > 0
 
-    queue_index = _route(trace, jobs, site, np.where(has_walltime, requested, runtime))
+    ppn = _trace_ppn(jobs, cpus)
+    single = _single_node_fit(site, cpus, ppn)
+    queue_index = _route(trace, jobs, site, np.where(has_walltime, requested, runtime), single)
     no_queue = queue_index < 0
     queues = site.queues
     # walltime for jobs that requested none: the queue's default, else its limit, else runtime
@@ -228,21 +246,42 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
 
     rec.add(jobs, no_queue, "no_queue", "rejected")
     queue_names = [q.name for q in queues]
-    state = ClusterState(site, queue_names)
-    # the most CPUs each (memory per CPU, queue) combination could ever get on the site
+    # a single-node queue's jobs take all their CPUs on one node
+    in_single = np.array([q.single_node for q in queues] + [False])[queue_index]
+    ppn = np.where(in_single, cpus, ppn)
+    state = ClusterState(site, queue_names, per_node=bool((ppn > 0).any()))
+    # the most CPUs each (memory per CPU, queue, shape) combination could ever get
     placeable = ~no_queue
     combos, which = np.unique(
-        np.stack([mem_per_cpu[placeable], queue_index[placeable]]), axis=1, return_inverse=True
+        np.stack([mem_per_cpu[placeable], queue_index[placeable], ppn[placeable]]),
+        axis=1,
+        return_inverse=True,
     )
-    limits = np.array([state.max_placeable(int(m), int(q)) for m, q in combos.T], dtype=np.int64)
+    limits = np.array(
+        [state.max_placeable(int(m), int(q), int(p)) for m, q, p in combos.T], dtype=np.int64
+    )
     too_large = np.zeros(len(jobs), dtype=bool)
     too_large[placeable] = cpus[placeable] > limits[which.reshape(-1)]
     rec.add(jobs, too_large, "too_large", "rejected")
-    rejected = no_queue | too_large
+    cap = np.array(
+        [
+            min(
+                q.cpu_pool if q.cpu_pool is not None else np.iinfo(np.int64).max,
+                q.max_cpus_per_user if q.max_cpus_per_user is not None else np.iinfo(np.int64).max,
+            )
+            for q in queues
+        ]
+        + [np.iinfo(np.int64).max]
+    )[queue_index]
+    over_limit = ~no_queue & ~too_large & (cpus > cap)
+    rec.add(jobs, over_limit, "over_limit", "rejected")
+    rejected = no_queue | too_large | over_limit
     if rejected.any() and not options.reject_unrunnable:
         names = [site.queues[q].name if q >= 0 else "-" for q in queue_index.tolist()]
         raise WorkloadError(
-            _rejection_message(trace, site, jobs, no_queue, too_large, cpus, mem_per_cpu, names)
+            _rejection_message(
+                trace, site, jobs, no_queue, too_large, over_limit, cpus, mem_per_cpu, names
+            )
         )
 
     estimate = _estimates(site, queue_index, walltime, runtime)
@@ -261,6 +300,7 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
             "estimate": estimate,
             "cpus": cpus,
             "mem_per_cpu": mem_per_cpu,
+            "ppn": ppn,
         }
     ).loc[~rejected]
     prepared = prepared.sort_values(["submit", "line"], kind="mergesort").reset_index(drop=True)
@@ -275,41 +315,63 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
     )
 
 
-def _route(trace: SwfTrace, jobs: pd.DataFrame, site: Site, walltime: np.ndarray) -> np.ndarray:
-    """Queue index of every job (-1: no queue accepts it)."""
+def _trace_ppn(jobs: pd.DataFrame, cpus: np.ndarray) -> np.ndarray:
+    """CPUs per node of every job whose trace gives its shape (Alea's nodespec ``N:ppn=P``
+    with N x P equal to its CPUs); 0: any spread."""
+    if "ppn" not in jobs.columns:
+        return np.zeros(len(jobs), dtype=np.int64)
+    ppn = jobs["ppn"].to_numpy(dtype=np.int64)
+    nodes = jobs["nodes"].to_numpy(dtype=np.int64)
+    return np.where((ppn > 0) & (nodes * ppn == cpus), ppn, 0).astype(np.int64)
+
+
+def _single_node_fit(site: Site, cpus: np.ndarray, ppn: np.ndarray) -> np.ndarray:
+    """Per job and queue: whether a single-node queue could take it (it fits one node of
+    the queue's clusters and asks for no more than one node); True for other queues."""
+    fit = np.ones((len(cpus), len(site.queues)), dtype=bool)
+    for i, q in enumerate(site.queues):
+        if q.single_node:
+            allowed = q.clusters
+            largest = max(
+                c.cpus_per_node for c in site.clusters if allowed is None or c.name in allowed
+            )
+            fit[:, i] = (cpus <= largest) & ((ppn == 0) | (ppn == cpus))
+    return fit
+
+
+def _route(
+    trace: SwfTrace, jobs: pd.DataFrame, site: Site, walltime: np.ndarray, single: np.ndarray
+) -> np.ndarray:
+    """Queue index of every job (-1: no queue accepts it). ``single``: per job and queue,
+    whether the queue's shape rule lets it in."""
     queues = site.queues
-    if len(queues) == 1 and site.routing is Routing.WALLTIME:
-        limit = queues[0].max_walltime
-        if limit is None:
-            return np.zeros(len(jobs), dtype=np.int64)
-        return np.where(walltime <= limit, 0, -1).astype(np.int64)
     if site.routing is Routing.WALLTIME:
-        limits = np.array([np.inf if q.max_walltime is None else q.max_walltime for q in queues])
-        order = np.argsort(limits, kind="mergesort")
-        pos = np.searchsorted(limits[order], walltime, side="left")
-        return np.where(pos < len(order), order[np.minimum(pos, len(order) - 1)], -1).astype(
-            np.int64
-        )
-    mapping: dict[str, int] = {}
-    for i, q in enumerate(queues):
-        for t in q.trace_queues:
-            mapping[str(t)] = i
-    trace_queue = jobs["queue"].to_numpy()
+        index = np.full(len(jobs), -1, dtype=np.int64)
+        limits = [np.inf if q.max_walltime is None else q.max_walltime for q in queues]
+        for i in sorted(range(len(queues)), key=limits.__getitem__, reverse=True):
+            if queues[i].route_by_walltime:  # smaller limits overwrite larger ones
+                index = np.where((walltime <= limits[i]) & single[:, i], i, index)
+        return index
+    mapping = site.trace_queue_map()
+    column = "queue_name" if "queue_name" in jobs.columns else "queue"
+    trace_queue = jobs[column].to_numpy()
     index = np.empty(len(jobs), dtype=np.int64)
-    for value in np.unique(trace_queue):
+    for value in pd.unique(trace_queue):
         key = str(value)
         if key not in mapping:
-            if len(queues) == 1 and not queues[0].trace_queues:
+            if len(queues) == 1 and not mapping:
                 mapping[key] = 0
             else:
                 line = int(jobs["line"].to_numpy()[np.argmax(trace_queue == value)])
                 known = ", ".join(sorted(mapping)) or "none"
+                shown = value.item() if isinstance(value, np.generic) else value
                 raise WorkloadError(
-                    f"{trace.path}:{line}: trace queue {value.item()!r} is not mapped to any "
-                    f"queue of site {site.name!r} (mapped trace queues: {known}); add it to a "
-                    "queue's trace_queues"
+                    f"{trace.path}:{line}: trace queue {shown!r} is not mapped to any queue of "
+                    f"site {site.name!r} (mapped trace queues: {known}); add it to a queue's "
+                    "trace_queues or to queue_map"
                 )
-        index[trace_queue == value] = mapping[key]
+        mine = trace_queue == value
+        index[mine] = np.where(single[mine, mapping[key]], mapping[key], -1)
     return index
 
 
@@ -333,6 +395,7 @@ def _rejection_message(
     jobs: pd.DataFrame,
     no_queue: np.ndarray,
     too_large: np.ndarray,
+    over_limit: np.ndarray,
     cpus: np.ndarray,
     mem_per_cpu: np.ndarray,
     queue_names: list[str],
@@ -351,12 +414,21 @@ def _rejection_message(
             f"ever hold (site {site.name!r} has {site.total_cpus} CPUs in all): "
             + ", ".join(ask(int(i)) for i in first)
         )
+    if over_limit.any():
+        first = np.flatnonzero(over_limit)[:5]
+        examples = ", ".join(
+            f"line {lines[i]} ({cpus[i]} CPUs, queue {queue_names[i]!r})" for i in first
+        )
+        parts.append(
+            f"{int(over_limit.sum())} jobs ask for more CPUs than their queue's cpu_pool or "
+            f"max_cpus_per_user allows: {examples}"
+        )
     if no_queue.any():
         first = np.flatnonzero(no_queue)[:5]
         examples = ", ".join(f"line {lines[i]}" for i in first)
         parts.append(
-            f"{int(no_queue.sum())} jobs request more walltime than any queue of site "
-            f"{site.name!r} accepts: {examples}"
+            f"{int(no_queue.sum())} jobs fit no queue of site {site.name!r} (walltime over "
+            f"every limit, or a multi-node job for a single-node queue): {examples}"
         )
     return (
         f"{trace.path}: "

@@ -441,14 +441,18 @@ def test_trace_queue_mapped_by_two_queues_is_reported_with_both() -> None:
     doc["routing"] = "trace"
     doc["queues"][0]["trace_queues"] = [1, 2]
     doc["queues"][1]["trace_queues"] = [3, 2]
-    assert only_problem(doc) == "queues: trace queue 2 is mapped to both 'short' and 'long'"
+    assert only_problem(doc) == (
+        "queues[1].trace_queues: trace queue 2 is mapped to both 'short' and 'long'"
+    )
 
 
 def test_trace_queue_mapped_as_number_and_as_text_counts_as_the_same() -> None:
     doc = valid()
     doc["queues"][0]["trace_queues"] = [1]
     doc["queues"][1]["trace_queues"] = ["1"]
-    assert only_problem(doc) == "queues: trace queue '1' is mapped to both 'short' and 'long'"
+    assert only_problem(doc) == (
+        "queues[1].trace_queues: trace queue '1' is mapped to both 'short' and 'long'"
+    )
 
 
 def test_queue_mapping_no_trace_queue_under_trace_routing_is_reported() -> None:
@@ -456,7 +460,8 @@ def test_queue_mapping_no_trace_queue_under_trace_routing_is_reported() -> None:
     doc["routing"] = "trace"
     doc["queues"][0]["trace_queues"] = [1]
     assert only_problem(doc) == (
-        "queues[1].trace_queues: routing is 'trace' but queue 'long' maps no trace queue"
+        "queues[1].trace_queues: routing is 'trace' but no trace queue is mapped to queue "
+        "'long' (list some here or in queue_map)"
     )
 
 
