@@ -47,7 +47,7 @@ def backfill_pass(
     every start, and the jobs they held back are recorded with the run. Returns whether
     the pass planned at all.
     """
-    order = ctx.waiting()
+    order = ctx.within_limits(ctx.waiting())
     if order.size == 0:
         return False
     free = ctx.free_cpus

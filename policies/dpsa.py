@@ -99,7 +99,7 @@ class DPSA:
         warm_up()  # compile before the simulation clock starts
 
     def schedule(self, ctx: Context) -> None:
-        order = ctx.waiting()
+        order = ctx.within_limits(ctx.waiting())
         if order.size == 0:
             return
         free = ctx.free_cpus

@@ -85,7 +85,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         raise QueuesimError(f"--tau expects a finite number of seconds >= 0, got {args.tau}")
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         raise QueuesimError(f"--out {args.out}: exists and is not a directory")
-    site = load_site(args.site)
+    site = load_site(args.site, clusters=args.clusters)
     site = site.with_scheduler(args.policy, parse_params(args.param))
     options = CleaningOptions(
         skip_bad_lines=args.skip_bad_lines,
@@ -178,6 +178,8 @@ def _compare_command(args: argparse.Namespace) -> str:
     import shlex
 
     words = ["queuesim", "compare", *args.sites, "--workload", args.workload]
+    if args.clusters is not None:
+        words += ["--clusters", args.clusters]
     for policy in args.policy:
         words += ["--policy", policy]
     if args.baseline is not None:
@@ -196,6 +198,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from queuesim.heatmap import parse_bin
     from queuesim.render_terminal import print_comparison
     from queuesim.report import check_bundle_target, write_bundle
+    from queuesim.site import Site, load_site
 
     if not (math.isfinite(args.tau) and args.tau >= 0):
         raise QueuesimError(f"--tau expects a finite number of seconds >= 0, got {args.tau}")
@@ -212,8 +215,11 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
             how = f"in {workers} processes" if workers > 1 else "one after the other"
             console.print(f"[dim]simulating {setups} setups {how}...[/dim]", highlight=False)
 
+    sites: list[str | Site] = list(args.sites)
+    if args.clusters is not None:
+        sites = [load_site(path, clusters=args.clusters) for path in args.sites]
     comp = compare(
-        setups_for(args.sites, args.policy),
+        setups_for(sites, args.policy),
         args.workload,
         baseline=args.baseline,
         cleaning=_cleaning_options(args),
@@ -300,8 +306,17 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("site", help="site file (YAML), e.g. site-configs/hpc2n.yaml")
-    run.add_argument("workload", help="trace in the Standard Workload Format (.swf or .swf.gz)")
+    run.add_argument(
+        "workload",
+        help="trace: Standard Workload Format or Alea's extended SWF (.swf or .swf.gz)",
+    )
     run.add_argument("--policy", help="scheduling policy (see `queuesim policies`)")
+    run.add_argument(
+        "--clusters",
+        metavar="FILE",
+        help="take the clusters from FILE (a clusters file, see site-configs/clusters/) "
+        "instead of the site file's: the same setup on another machine",
+    )
     run.add_argument(
         "--param",
         action="append",
@@ -386,7 +401,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("sites", nargs="+", metavar="SITE", help="site files (YAML)")
     compare.add_argument(
-        "--workload", required=True, help="trace in the Standard Workload Format (.swf[.gz])"
+        "--workload",
+        required=True,
+        help="trace: Standard Workload Format or Alea's extended SWF (.swf[.gz])",
+    )
+    compare.add_argument(
+        "--clusters",
+        metavar="FILE",
+        help="run every site on the clusters of FILE (a clusters file) instead of its own",
     )
     compare.add_argument(
         "--policy",

@@ -167,6 +167,22 @@ class Context:
             cluster.pool_capacity_mem,
         )
 
+    def within_limits(self, order: np.ndarray) -> np.ndarray:
+        """``order`` without the jobs a queue limit holds back already (their user's or
+        queue's running jobs are at the limit), which are recorded as held; the profile
+        kernel checks the rest as this pass starts jobs. Limits only tighten within a
+        pass, so nothing removed here could have started."""
+        limits = self._sim.limits
+        if not limits.any or order.size == 0:
+            return order
+        held = limits.held_now(order, self.cpus, self.queue)
+        if not held.any():
+            return order
+        free = self.cluster.queue_masks @ self.cluster.pool_free_cpus
+        self.held_back(order, np.where(self.cpus[order] <= free[self.queue[order]], held, 0))
+        kept: np.ndarray = order[held == 0]
+        return kept
+
     def held_back(self, jobs: np.ndarray, held: np.ndarray) -> None:
         """Record that queue limits kept ``jobs`` from starting although they fit (``held``:
         1 + the limit's index in :data:`~queuesim.profile.HELD_BY`, 0: not held)."""
@@ -213,13 +229,18 @@ class QueueLimits:
 
         self.user_jobs_cap = caps([q.max_running_per_user for q in queues])
         self.user_cpus_cap = caps([q.max_cpus_per_user for q in queues])
-        self.pool_cap = caps([q.cpu_pool for q in queues])
+        self.pool_cap = caps([site.pool_cpus(q) for q in queues])
         codes, uniques = pd.factorize(jobs["user"], sort=True)
         self.user = np.asarray(codes, dtype=np.int64)
         shape = (max(len(uniques), 1), len(queues))
         self.user_jobs = np.zeros(shape, dtype=np.int64)
         self.user_cpus = np.zeros(shape, dtype=np.int64)
         self.queue_cpus = np.zeros(len(queues), dtype=np.int64)
+        self.any = bool(
+            (
+                np.concatenate([self.user_jobs_cap, self.user_cpus_cap, self.pool_cap]) < _NO_LIMIT
+            ).any()
+        )
         self.held_times = np.zeros(len(HELD_BY), dtype=np.int64)
         self.held_jobs = np.zeros((len(HELD_BY), len(jobs)), dtype=np.bool_)
         self.queue_names = queue_names
@@ -234,6 +255,22 @@ class QueueLimits:
         if self.queue_cpus[queue] + cpus > self.pool_cap[queue]:
             return f"cpu_pool ({self.pool_cap[queue]})"
         return None
+
+    def held_now(self, jobs: np.ndarray, cpus: np.ndarray, queue: np.ndarray) -> np.ndarray:
+        """For each of ``jobs``, the limit (1 + index in :data:`HELD_BY`; 0: none) that
+        starting it alone now would exceed, in :func:`queuesim.profile._held_by`'s order."""
+        q = queue[jobs]
+        u = self.user[jobs]
+        c = cpus[jobs]
+        return np.select(
+            [
+                self.user_jobs[u, q] + 1 > self.user_jobs_cap[q],
+                self.user_cpus[u, q] + c > self.user_cpus_cap[q],
+                self.queue_cpus[q] + c > self.pool_cap[q],
+            ],
+            [1, 2, 3],
+            0,
+        ).astype(np.int8)
 
     def add(self, job: int, cpus: int, queue: int, sign: int) -> None:
         u = self.user[job]

@@ -364,9 +364,10 @@ def plan_pass(
 
     Returns each waiting job's planned start (``now``: start at once; later: a reservation;
     ``inf``: neither), for each the CPUs it takes from each pool (a row per job), and for
-    each the queue limit that kept it from starting now although it fit (1 + its index in
-    :data:`HELD_BY`; 0: none). ``depth`` is how many jobs may hold reservations; without
-    ``backfill`` planning stops at the first job that cannot start now.
+    each the queue limit that kept it from starting now while its queue's pools had as
+    many CPUs free as it asks (1 + the limit's index in :data:`HELD_BY`; 0: none).
+    ``depth`` is how many jobs may hold reservations; without ``backfill`` planning stops
+    at the first job that cannot start now.
 
     Queue limits (per-user running jobs and CPUs, the queue's CPU pool; see
     :func:`_held_by`) are checked against the running jobs plus those this pass starts. A
@@ -510,10 +511,11 @@ def plan_pass(
             queue_cpus,
         )
         if limit:
-            fits_now = _earliest(
-                times, cpus, mem, steps, job_cpus[job], per_cpu, ppn, mask, duration, True, room
-            )
-            if fits_now == 0:
+            free = 0
+            for p in range(pools):
+                if mask[p]:
+                    free += cpus[0, p]
+            if free >= job_cpus[job]:
                 held[k] = limit
             continue
         now_only = reserved >= depth

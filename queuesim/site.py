@@ -37,7 +37,28 @@ def _trace_queue(value: object) -> int | str:
     raise ValueError(f"expected a trace queue number or name, got {value!r}")
 
 
+def _pool_size(value: object) -> int | float:
+    """A CPU count (int >= 1) or a percentage string ``'60%'`` (kept as a fraction)."""
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            percent = float(value.strip()[:-1])
+        except ValueError:
+            raise ValueError(
+                f"expected a CPU count or a percentage like '60%', got {value!r}"
+            ) from None
+        if not 0 < percent <= 100:
+            raise ValueError(f"a percentage must lie in (0%, 100%], got {value!r}")
+        return percent / 100.0
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise ValueError(f"a CPU pool must be at least 1 CPU, got {value}")
+        return value
+    raise ValueError(f"expected a CPU count or a percentage like '60%', got {value!r}")
+
+
 Duration = Annotated[float, BeforeValidator(parse_duration)]
+#: a CPU count (int) or a fraction of the queue's clusters' CPUs (float, from 'N%')
+PoolSize = Annotated[int | float, BeforeValidator(_pool_size)]
 TraceQueue = Annotated[int | str, BeforeValidator(_trace_queue)]
 Size = Annotated[int, BeforeValidator(parse_size)]
 
@@ -89,8 +110,10 @@ class Queue(_Frozen):
     max_cpus_per_user: int | None = Field(
         default=None, ge=1, description="most CPUs one user's running jobs may hold in the queue"
     )
-    cpu_pool: int | None = Field(
-        default=None, ge=1, description="most CPUs the queue's running jobs may hold at once"
+    cpu_pool: PoolSize | None = Field(
+        default=None,
+        description="most CPUs the queue's running jobs may hold at once: a number of CPUs, "
+        "or a percentage of the CPUs of the clusters the queue may use ('60%')",
     )
 
     @model_validator(mode="after")
@@ -293,6 +316,14 @@ class Site(_Frozen):
         allowed = set(queue.clusters) if queue.clusters is not None else None
         return sum(c.cpus for c in self.clusters if allowed is None or c.name in allowed)
 
+    def pool_cpus(self, queue: Queue) -> int | None:
+        """The queue's CPU pool in CPUs (a percentage resolved against its clusters, rounded
+        down but at least 1); None without a pool."""
+        pool = queue.cpu_pool
+        if pool is None or isinstance(pool, int):
+            return pool
+        return max(1, int(pool * self.queue_cpus(queue)))
+
     def with_scheduler(self, policy: str | None, params: dict[str, Any] | None = None) -> Site:
         """A copy of the site with another policy (and parameters merged over the file's)."""
         spec = self.scheduler
@@ -415,7 +446,7 @@ def _limit_problems(clusters: list[dict[str, Any]], queues: list[dict[str, Any]]
         total = sum(cpus_of[name] for name in allowed)
         for key in ("cpu_pool", "max_cpus_per_user"):
             value = q.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value > total:
+            if type(value) is int and value > total:
                 problems.append(
                     f"queues[{i}].{key}: {value} CPUs is more than the {total} CPUs of the "
                     f"clusters queue {q.get('name')!r} may use ({', '.join(map(str, allowed))})"
@@ -470,11 +501,11 @@ def _routing_problems(data: dict[str, Any], queues: list[dict[str, Any]]) -> lis
             except (ValueError, TypeError):
                 continue  # reported as a field error
             if limit in seen:
-                what = "no max_walltime" if limit is None else f"max_walltime {raw_limit}"
+                what = "no max_walltime" if limit is None else f"max_walltime {limit:g} s"
                 problems.append(
                     f"queues[{i}].max_walltime: the walltime routing table is ambiguous: queue "
-                    f"{q.get('name')!r} and queue {seen[limit]!r} both have {what}; give them "
-                    "different limits or set route_by_walltime: false on one"
+                    f"{q.get('name')!r} and queue {seen[limit]!r} both have {what} (give them "
+                    "different limits, or set route_by_walltime: false on one)"
                 )
             else:
                 seen[limit] = str(q.get("name"))

@@ -266,7 +266,7 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
     cap = np.array(
         [
             min(
-                q.cpu_pool if q.cpu_pool is not None else np.iinfo(np.int64).max,
+                site.pool_cpus(q) or np.iinfo(np.int64).max,
                 q.max_cpus_per_user if q.max_cpus_per_user is not None else np.iinfo(np.int64).max,
             )
             for q in queues

@@ -43,6 +43,13 @@ TRACE_OF = {
 }
 # site files that model no machine but run a workload shipped in the repository
 SAMPLE_OF = {"tiny.yaml": KTH_SAMPLE}
+# site setups of paper 004 (queues, limits, fairshare: not faithful replays) and their traces
+SETUP_OF = {
+    "metacentrum-historic.yaml": "metacentrum/METACENTRUM-2009-2.swf.gz",
+    "metacentrum-conservative.yaml": "metacentrum/METACENTRUM-2009-2.swf.gz",
+    "metacentrum-complex.yaml": "metacentrum/METACENTRUM-2009-2.swf.gz",
+    "cerit-wagap.yaml": "metacentrum/wagap-2013.swf.gz",
+}
 # the sites whose traces hold several queues in field 15, routed by it
 TRACE_ROUTED = ("sdsc-sp2.yaml", "sdsc-blue.yaml", "ctc-sp2.yaml", "sdsc-par96.yaml")
 
@@ -157,15 +164,31 @@ def test_every_shipped_site_file_loads(path: Path) -> None:
 
 @pytest.mark.parametrize("path", SITE_FILES, ids=lambda p: p.name)
 def test_every_shipped_site_file_says_what_it_models(path: Path) -> None:
-    assert path.name in TRACE_OF or path.name in SAMPLE_OF, (
-        f"{path.name}: add it to TRACE_OF (the trace it models) or SAMPLE_OF in this test"
+    assert path.name in TRACE_OF or path.name in SAMPLE_OF or path.name in SETUP_OF, (
+        f"{path.name}: add it to TRACE_OF (the trace it models), SETUP_OF or SAMPLE_OF here"
     )
     assert path.read_text(encoding="utf-8").startswith("#"), "begins with a comment block"
 
 
 def test_every_listed_site_file_is_shipped() -> None:
     shipped = {p.name for p in SITE_FILES}
-    assert set(TRACE_OF) | set(SAMPLE_OF) <= shipped
+    assert set(TRACE_OF) | set(SAMPLE_OF) | set(SETUP_OF) <= shipped
+
+
+@pytest.mark.realtrace
+@pytest.mark.parametrize("name", sorted(SETUP_OF))
+def test_setup_runs_all_but_a_few_jobs_of_its_trace(name: str, real_workloads: Path) -> None:
+    # the few rejected: METACENTRUM-2009 jobs that ran a little over 30 days; a wagap job
+    # asking for more memory than a node has
+    from queuesim.workload import CleaningOptions, load_workload
+
+    workload = load_workload(
+        real_workloads / SETUP_OF[name],
+        site_named(name),
+        CleaningOptions(reject_unrunnable=True),
+    )
+    assert workload.cleaning.rejected <= 60
+    assert len(workload.jobs) > 17_000
 
 
 @pytest.mark.parametrize("name", sorted(TRACE_OF))
