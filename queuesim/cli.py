@@ -198,7 +198,6 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from queuesim.heatmap import parse_bin
     from queuesim.render_terminal import print_comparison
     from queuesim.report import check_bundle_target, write_bundle
-    from queuesim.site import Site, load_site
 
     if not (math.isfinite(args.tau) and args.tau >= 0):
         raise QueuesimError(f"--tau expects a finite number of seconds >= 0, got {args.tau}")
@@ -215,11 +214,8 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
             how = f"in {workers} processes" if workers > 1 else "one after the other"
             console.print(f"[dim]simulating {setups} setups {how}...[/dim]", highlight=False)
 
-    sites: list[str | Site] = list(args.sites)
-    if args.clusters is not None:
-        sites = [load_site(path, clusters=args.clusters) for path in args.sites]
     comp = compare(
-        setups_for(sites, args.policy),
+        setups_for(args.sites, args.policy, args.clusters),
         args.workload,
         baseline=args.baseline,
         cleaning=_cleaning_options(args),

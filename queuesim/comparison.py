@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from queuesim.alea import read_trace
 from queuesim.api import simulate
 from queuesim.engine import Result
 from queuesim.errors import QueuesimError
@@ -36,7 +37,6 @@ from queuesim.heatmap import BinSpec, WaitGrid, shared_grids
 from queuesim.metrics import Metrics, compute_metrics
 from queuesim.policy import make_policy
 from queuesim.site import Site, load_site
-from queuesim.swf import read_swf
 from queuesim.workload import CleaningOptions, Workload, prepare
 
 __all__ = [
@@ -102,14 +102,21 @@ class Setup:
     policy: str | None = None
     params: Mapping[str, Any] | None = None
     name: str | None = None
+    #: a clusters file that replaces the site file's clusters (see :func:`load_site`)
+    clusters: str | Path | None = None
 
 
-def setups_for(sites: Sequence[str | Path | Site], policies: Sequence[str] = ()) -> list[Setup]:
+def setups_for(
+    sites: Sequence[str | Path | Site],
+    policies: Sequence[str] = (),
+    clusters: str | Path | None = None,
+) -> list[Setup]:
     """Every site with its own policy, or, given ``policies``, every site with each policy
-    (named ``site/policy``), sites first: ``a/fcfs, a/easy, b/fcfs, b/easy``."""
+    (named ``site/policy``), sites first: ``a/fcfs, a/easy, b/fcfs, b/easy``; all on the
+    clusters of ``clusters`` when given."""
     if not policies:
-        return [Setup(site) for site in sites]
-    return [Setup(site, policy) for site in sites for policy in policies]
+        return [Setup(site, clusters=clusters) for site in sites]
+    return [Setup(site, policy, clusters=clusters) for site in sites for policy in policies]
 
 
 @dataclass(frozen=True, eq=False)
@@ -208,7 +215,7 @@ def compare(
         raise CompareError(f"top expects a number of users >= 0, got {top}")
     cleaning = cleaning or CleaningOptions()
     path = Path(workload)
-    trace = read_swf(path, skip_bad_lines=cleaning.skip_bad_lines)
+    trace = read_trace(path, skip_bad_lines=cleaning.skip_bad_lines)
     prepared = [(name, site, prepare(trace, site, cleaning)) for name, site in named]
     if workers is None:
         workers = min(len(named), os.cpu_count() or 1)
@@ -241,7 +248,16 @@ def _resolve(setups: Sequence[Setup]) -> list[tuple[str, Site]]:
         raise CompareError("nothing to compare: give at least one site")
     loaded: list[tuple[Setup, Site]] = []
     for item in setups:
-        site = item.site if isinstance(item.site, Site) else load_site(item.site)
+        if isinstance(item.site, Site) and item.clusters is not None:
+            raise CompareError(
+                f"setup {item.site.name!r}: clusters replaces a site file's clusters; give the "
+                "site as a file, or change the loaded site's clusters yourself"
+            )
+        site = (
+            item.site
+            if isinstance(item.site, Site)
+            else load_site(item.site, clusters=item.clusters)
+        )
         site = site.with_scheduler(item.policy, dict(item.params) if item.params else None)
         make_policy(site.scheduler.policy, site.scheduler.params)  # fail before running
         loaded.append((item, site))

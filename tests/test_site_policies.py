@@ -8,7 +8,6 @@ and recompute every user's decayed usage independently of the engine's ledger.
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -434,13 +433,16 @@ HALF_LIFE = 500.0
 
 
 def decayed_usage(table: pd.DataFrame, user: int, t: float) -> float:
-    """CPU-seconds of ``user``'s jobs up to ``t``, each second weighted 2^(-(t - s)/H)."""
-    rate = math.log(2) / HALF_LIFE
+    """``user``'s usage at ``t`` as the ledger defines it (queuesim.fairshare): a finished
+    job's CPU-seconds, entered at its end and halved every half-life since; a running
+    job's CPU-seconds so far, not yet decayed."""
     total = 0.0
     for row in table[(table["user"] == user) & (table["start"] < t)].itertuples():
-        end = min(float(row.end), t)
-        total += row.cpus * (math.exp(-rate * (t - end)) - math.exp(-rate * (t - row.start)))
-    return total / rate
+        if row.end <= t:
+            total += row.cpus * (row.end - row.start) * 0.5 ** ((t - row.end) / HALF_LIFE)
+        else:
+            total += row.cpus * (t - row.start)
+    return total
 
 
 @PROPERTY
@@ -590,3 +592,19 @@ def test_shipped_metacentrum_setups_differ_only_where_the_paper_says() -> None:
     assert complex_.scheduler.params["anti_starvation"] == "optimized"
     assert complex_.fairshare.charge.value == "multi-resource"
     assert complex_.ordering.value == "fairshare"
+
+
+def test_compare_clusters_option_runs_every_setup_on_the_other_machine(tmp_path: Path) -> None:
+    from queuesim.comparison import compare, setups_for
+
+    (tmp_path / "big.yaml").write_text("clusters:\n  - {name: b, nodes: 4, cpus_per_node: 4}\n")
+    site_file = tmp_path / "s.yaml"
+    site_file.write_text(
+        "name: s\nclusters:\n  - {name: a, nodes: 1, cpus_per_node: 4}\n"
+        "queues:\n  - {name: q, cpu_pool: 50%}\n"
+    )
+    trace = tmp_path / "t.swf"
+    trace.write_text("1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 1 -1 -1 -1\n")
+    comp = compare(setups_for([site_file], clusters=tmp_path / "big.yaml"), trace, workers=1)
+    assert comp.results["s"].site.total_cpus == 16
+    assert comp.sources == {"s": "s.yaml"}
