@@ -186,7 +186,9 @@ class Context:
     def held_back(self, jobs: np.ndarray, held: np.ndarray) -> None:
         """Record that queue limits kept ``jobs`` from starting although they fit (``held``:
         1 + the limit's index in :data:`~queuesim.profile.HELD_BY`, 0: not held)."""
-        self._sim.limits.record_held(jobs, held)
+        limits = self._sim.limits
+        if limits.any:
+            limits.record_held(jobs, held)
 
     def running_allocations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Where every job started so far runs, per pool, as flat arrays: a job's entries
@@ -236,6 +238,7 @@ class QueueLimits:
         self.user_jobs = np.zeros(shape, dtype=np.int64)
         self.user_cpus = np.zeros(shape, dtype=np.int64)
         self.queue_cpus = np.zeros(len(queues), dtype=np.int64)
+        #: whether the site sets any limit; the counts are kept, and checked, only then
         self.any = bool(
             (
                 np.concatenate([self.user_jobs_cap, self.user_cpus_cap, self.pool_cap]) < _NO_LIMIT
@@ -379,7 +382,8 @@ class Simulation:
         self.state[job] = _DONE
         self.end_time[job] = now
         self.cluster.release(self.allocs.pop(job))
-        self.limits.add(job, int(self._cpus[job]), int(self._queue[job]), -1)
+        if self.limits.any:
+            self.limits.add(job, int(self._cpus[job]), int(self._queue[job]), -1)
         for listener in self.listeners:
             listener.job_finished(job, now)
         pos = self.run_pos[job]
@@ -413,7 +417,7 @@ class Simulation:
             raise PolicyViolation(f"job {self._job_id(job)} cannot start at {now}: {rule}")
         cpus = int(self._cpus[job])
         queue = int(self._queue[job])
-        limit = self.limits.check(job, cpus, queue)
+        limit = self.limits.check(job, cpus, queue) if self.limits.any else None
         if limit is not None:
             raise PolicyViolation(
                 f"job {self._job_id(job)} cannot start at {now}: it would exceed queue "
@@ -425,7 +429,8 @@ class Simulation:
             )
         except PolicyViolation as exc:
             raise PolicyViolation(f"at time {now}: {exc}") from None
-        self.limits.add(job, cpus, queue, 1)
+        if self.limits.any:
+            self.limits.add(job, cpus, queue, 1)
         self.allocs[job] = alloc
         self._store_pools(job, alloc)
         for listener in self.listeners:
