@@ -34,7 +34,7 @@ from queuesim.cluster import warm_up as warm_up_placement
 from queuesim.errors import PolicyViolation
 from queuesim.ordering import JobListener, make_ordering
 from queuesim.policy import Policy
-from queuesim.profile import HELD_BY, JobArrays, LimitState, ProfileState
+from queuesim.profile import HELD_BY, JobArrays, LimitState, ProfileState, held_by_each
 from queuesim.profile import warm_up as warm_up_profile
 from queuesim.site import Site
 from queuesim.workload import Workload
@@ -175,7 +175,7 @@ class Context:
         limits = self._sim.limits
         if not limits.any or order.size == 0:
             return order
-        held = limits.held_now(order, self.cpus, self.queue)
+        held = limits.held_now(order)
         if not held.any():
             return order
         free = self.cluster.queue_masks @ self.cluster.pool_free_cpus
@@ -225,6 +225,8 @@ class QueueLimits:
 
     def __init__(self, site: Site, jobs: pd.DataFrame, queue_names: list[str]) -> None:
         queues = [site.queue(name) for name in queue_names]
+        self.cpus = jobs["cpus"].to_numpy(dtype=np.int64)
+        self.queue = jobs["queue"].cat.codes.to_numpy().astype(np.int64)
 
         def caps(values: list[int | None]) -> np.ndarray:
             return np.array([_NO_LIMIT if v is None else v for v in values], dtype=np.int64)
@@ -246,40 +248,39 @@ class QueueLimits:
         )
         self.held_times = np.zeros(len(HELD_BY), dtype=np.int64)
         self.held_jobs = np.zeros((len(HELD_BY), len(jobs)), dtype=np.bool_)
-        self.queue_names = queue_names
 
-    def check(self, job: int, cpus: int, queue: int) -> str | None:
-        """The limit starting ``job`` now would exceed, described, or None."""
-        u = self.user[job]
-        if self.user_jobs[u, queue] + 1 > self.user_jobs_cap[queue]:
-            return f"max_running_per_user ({self.user_jobs_cap[queue]})"
-        if self.user_cpus[u, queue] + cpus > self.user_cpus_cap[queue]:
-            return f"max_cpus_per_user ({self.user_cpus_cap[queue]})"
-        if self.queue_cpus[queue] + cpus > self.pool_cap[queue]:
-            return f"cpu_pool ({self.pool_cap[queue]})"
-        return None
-
-    def held_now(self, jobs: np.ndarray, cpus: np.ndarray, queue: np.ndarray) -> np.ndarray:
+    def held_now(self, jobs: np.ndarray) -> np.ndarray:
         """For each of ``jobs``, the limit (1 + index in :data:`HELD_BY`; 0: none) that
-        starting it alone now would exceed, in :func:`queuesim.profile._held_by`'s order."""
-        q = queue[jobs]
-        u = self.user[jobs]
-        c = cpus[jobs]
-        return np.select(
-            [
-                self.user_jobs[u, q] + 1 > self.user_jobs_cap[q],
-                self.user_cpus[u, q] + c > self.user_cpus_cap[q],
-                self.queue_cpus[q] + c > self.pool_cap[q],
-            ],
-            [1, 2, 3],
-            0,
-        ).astype(np.int8)
+        starting it alone now would exceed (the profile kernel's own rule)."""
+        held: np.ndarray = held_by_each(
+            jobs,
+            self.cpus,
+            self.queue,
+            self.user,
+            self.user_jobs_cap,
+            self.user_cpus_cap,
+            self.pool_cap,
+            self.user_jobs,
+            self.user_cpus,
+            self.queue_cpus,
+        )
+        return held
 
-    def add(self, job: int, cpus: int, queue: int, sign: int) -> None:
+    def check(self, job: int) -> str | None:
+        """The limit starting ``job`` now would exceed, described, or None."""
+        held = int(self.held_now(np.array([job], dtype=np.int64))[0])
+        if held == 0:
+            return None
+        cap = (self.user_jobs_cap, self.user_cpus_cap, self.pool_cap)[held - 1]
+        return f"{HELD_BY[held - 1]} ({cap[self.queue[job]]})"
+
+    def add(self, job: int, sign: int) -> None:
+        """Count ``job`` as started (``sign`` 1) or ended (-1)."""
         u = self.user[job]
-        self.user_jobs[u, queue] += sign
-        self.user_cpus[u, queue] += sign * cpus
-        self.queue_cpus[queue] += sign * cpus
+        q = self.queue[job]
+        self.user_jobs[u, q] += sign
+        self.user_cpus[u, q] += sign * self.cpus[job]
+        self.queue_cpus[q] += sign * self.cpus[job]
 
     def record_held(self, jobs: np.ndarray, held: np.ndarray) -> None:
         which = np.flatnonzero(held)
@@ -383,7 +384,7 @@ class Simulation:
         self.end_time[job] = now
         self.cluster.release(self.allocs.pop(job))
         if self.limits.any:
-            self.limits.add(job, int(self._cpus[job]), int(self._queue[job]), -1)
+            self.limits.add(job, -1)
         for listener in self.listeners:
             listener.job_finished(job, now)
         pos = self.run_pos[job]
@@ -417,7 +418,7 @@ class Simulation:
             raise PolicyViolation(f"job {self._job_id(job)} cannot start at {now}: {rule}")
         cpus = int(self._cpus[job])
         queue = int(self._queue[job])
-        limit = self.limits.check(job, cpus, queue) if self.limits.any else None
+        limit = self.limits.check(job) if self.limits.any else None
         if limit is not None:
             raise PolicyViolation(
                 f"job {self._job_id(job)} cannot start at {now}: it would exceed queue "
@@ -430,7 +431,7 @@ class Simulation:
         except PolicyViolation as exc:
             raise PolicyViolation(f"at time {now}: {exc}") from None
         if self.limits.any:
-            self.limits.add(job, cpus, queue, 1)
+            self.limits.add(job, 1)
         self.allocs[job] = alloc
         self._store_pools(job, alloc)
         for listener in self.listeners:

@@ -286,6 +286,38 @@ def _held_by(
 
 
 @numba.njit(cache=True)
+def held_by_each(
+    jobs: np.ndarray,
+    job_cpus: np.ndarray,
+    job_queue: np.ndarray,
+    job_user: np.ndarray,
+    queue_user_jobs: np.ndarray,
+    queue_user_cpus: np.ndarray,
+    queue_pool: np.ndarray,
+    user_jobs: np.ndarray,
+    user_cpus: np.ndarray,
+    queue_cpus: np.ndarray,
+) -> np.ndarray:
+    """:func:`_held_by` for each of ``jobs`` alone, against the same running counts (for
+    the engine's check of a start and for setting aside jobs already at a limit)."""
+    held = np.zeros(jobs.shape[0], dtype=np.int8)
+    for k in range(jobs.shape[0]):
+        held[k] = _held_by(
+            jobs[k],
+            job_cpus,
+            job_queue,
+            job_user,
+            queue_user_jobs,
+            queue_user_cpus,
+            queue_pool,
+            user_jobs,
+            user_cpus,
+            queue_cpus,
+        )
+    return held
+
+
+@numba.njit(cache=True)
 def _count_start(
     job: int,
     job_cpus: np.ndarray,
@@ -605,10 +637,12 @@ def warm_up() -> None:
     real pass is not charged the compilation."""
     zero = np.zeros(1, dtype=np.int64)
     jobs = tiny_job_arrays()
+    limits = no_limits(jobs[1], 1, 1)
+    held_by_each(zero, jobs[0], jobs[1], *limits[:7])
     plan_pass(
         *tiny_profile_state(),
         *jobs,
-        *no_limits(jobs[1], 1, 1),
+        *limits,
         zero,
         1,
         True,

@@ -263,15 +263,16 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
     too_large = np.zeros(len(jobs), dtype=bool)
     too_large[placeable] = cpus[placeable] > limits[which.reshape(-1)]
     rec.add(jobs, too_large, "too_large", "rejected")
+    unlimited = np.iinfo(np.int64).max
     cap = np.array(
         [
             min(
-                site.pool_cpus(q) or np.iinfo(np.int64).max,
-                q.max_cpus_per_user if q.max_cpus_per_user is not None else np.iinfo(np.int64).max,
+                (c for c in (site.pool_cpus(q), q.max_cpus_per_user) if c is not None),
+                default=unlimited,
             )
             for q in queues
         ]
-        + [np.iinfo(np.int64).max]
+        + [unlimited]
     )[queue_index]
     over_limit = ~no_queue & ~too_large & (cpus > cap)
     rec.add(jobs, over_limit, "over_limit", "rejected")
