@@ -92,12 +92,12 @@ class Context:
         self.site = sim.site
         self.cluster = sim.cluster
         jobs = sim.workload.jobs
-        self.cpus: np.ndarray = jobs["cpus"].to_numpy()
-        self.estimate: np.ndarray = jobs["estimate"].to_numpy()
-        self.submit: np.ndarray = jobs["submit"].to_numpy()
-        self.queue: np.ndarray = jobs["queue"].cat.codes.to_numpy().astype(np.int64)
-        self.mem_per_cpu: np.ndarray = jobs["mem_per_cpu"].to_numpy()
-        self.ppn: np.ndarray = jobs["ppn"].to_numpy()
+        self.cpus: np.ndarray = sim._cpus
+        self.estimate: np.ndarray = sim._estimate
+        self.submit: np.ndarray = sim.submit_times
+        self.queue: np.ndarray = sim._queue
+        self.mem_per_cpu: np.ndarray = sim._mem
+        self.ppn: np.ndarray = sim._ppn
         self.user: np.ndarray = jobs["user"].to_numpy()
         self.now = 0.0
         self.freed = False  #: resources were released since the last pass
@@ -223,10 +223,18 @@ class QueueLimits:
     """Per-queue limits (site file ``queues[]``) and what counts against them: running jobs
     and CPUs per (user, queue), CPUs per queue; and how often each limit held a job back."""
 
-    def __init__(self, site: Site, jobs: pd.DataFrame, queue_names: list[str]) -> None:
+    def __init__(
+        self,
+        site: Site,
+        jobs: pd.DataFrame,
+        queue_names: list[str],
+        cpus: np.ndarray,
+        queue: np.ndarray,
+    ) -> None:
+        """``cpus`` and ``queue``: every job's CPUs and queue number, as the kernels get them."""
         queues = [site.queue(name) for name in queue_names]
-        self.cpus = jobs["cpus"].to_numpy(dtype=np.int64)
-        self.queue = jobs["queue"].cat.codes.to_numpy().astype(np.int64)
+        self.cpus = cpus
+        self.queue = queue
 
         def caps(values: list[int | None]) -> np.ndarray:
             return np.array([_NO_LIMIT if v is None else v for v in values], dtype=np.int64)
@@ -324,7 +332,15 @@ class Simulation:
         n = len(jobs)
         self.n = n
         self.cluster = ClusterState(site, workload.queue_names, per_node=workload.shaped)
-        self.limits = QueueLimits(site, jobs, workload.queue_names)
+        # what the compiled kernels read, as writable copies: pandas may hand out read-only
+        # views, which numba compiles separately from the warm-up's arrays - inside the clock
+        self._estimate = jobs["estimate"].to_numpy(dtype=np.float64, copy=True)
+        self._cpus = jobs["cpus"].to_numpy(dtype=np.int64, copy=True)
+        self._mem = jobs["mem_per_cpu"].to_numpy(dtype=np.int64, copy=True)
+        self._ppn = jobs["ppn"].to_numpy(dtype=np.int64, copy=True)
+        self._queue = jobs["queue"].cat.codes.to_numpy().astype(np.int64)
+        self._job_ids = jobs["job_id"].to_numpy()
+        self.limits = QueueLimits(site, jobs, workload.queue_names, self._cpus, self._queue)
         self.submit_times = jobs["submit"].to_numpy()
         runtime = jobs["runtime"].to_numpy()
         walltime = jobs["walltime"].to_numpy()
@@ -359,12 +375,6 @@ class Simulation:
         )
         self.listeners = [self.ordering] if isinstance(self.ordering, JobListener) else []
         self.ctx = Context(self)
-        self._estimate = jobs["estimate"].to_numpy()
-        self._cpus = jobs["cpus"].to_numpy()
-        self._mem = jobs["mem_per_cpu"].to_numpy()
-        self._ppn = jobs["ppn"].to_numpy()
-        self._queue = jobs["queue"].cat.codes.to_numpy()
-        self._job_ids = jobs["job_id"].to_numpy()
 
     # --- events ------------------------------------------------------------------------
 
