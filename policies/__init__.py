@@ -4,4 +4,6 @@ registers the built-in ones (see :mod:`queuesim.policy`)."""
 from queuesim.policies import backfill as backfill
 from queuesim.policies import dpsa as dpsa
 
-__all__ = ["backfill"]
+from queuesim.dfrs import online as online
+
+__all__ = ["backfill", "dpsa", "online"]

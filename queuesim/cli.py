@@ -12,17 +12,19 @@ import math
 import sys
 import textwrap
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from queuesim import __version__
-from queuesim.errors import PolicyViolation, QueuesimError
+from queuesim.errors import PolicyViolation, QueuesimError, QueuesimWarning
 
 if TYPE_CHECKING:
+    from queuesim.dfrs.run_metrics import DfrsMetrics
     from queuesim.workload import CleaningOptions
 
 EXAMPLES = """\
@@ -36,6 +38,8 @@ examples:
   queuesim compare site-configs/kth-sp2.yaml --workload workloads/kth-sp2-sample.swf \\
       --policy easy --policy fcfs --policy conservative --out out/kth-policies
   queuesim heatmap out/hpc2n-cons --bin week
+  queuesim generate lublin --nodes 128 --jobs 1000 --load 0.7 --seed 1 --out out/lublin-0.7.swf
+  queuesim solve workloads/dfrs-instance-example.yaml --algorithm MCB8 --out out/mcb8.json
 """
 
 
@@ -74,6 +78,7 @@ def _progress_callback(console: Console) -> tuple[Callable[[int, int], None], Ca
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from queuesim.api import simulate
+    from queuesim.dfrs.run_metrics import dfrs_metrics
     from queuesim.metrics import compute_metrics
     from queuesim.output import write_run
     from queuesim.policy import parse_params
@@ -101,6 +106,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     finally:
         close()
     metrics = compute_metrics(result.jobs, total_cpus=site.total_cpus, tau=args.tau)
+    dfrs = dfrs_metrics(result, tau=args.tau, bound=args.stretch_bound)
     policy = result.policy
     if result.params:
         policy += " (" + ", ".join(f"{k}={v}" for k, v in sorted(result.params.items())) + ")"
@@ -113,8 +119,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     }
     for name, value in sorted(result.counters.items()):
         facts[name.replace("_", " ")] = f"{value:,}"
+    if dfrs is not None:
+        facts.update(_dfrs_facts(dfrs, len(workload.jobs)))
     if args.out:
-        files = write_run(Path(args.out), result, metrics)
+        files = write_run(Path(args.out), result, metrics, dfrs=dfrs)
         facts["written"] = ", ".join(str(f) for f in files)
     if not args.quiet:
         print_summary(
@@ -125,6 +133,29 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             facts=facts,
         )
     return 0
+
+
+def _dfrs_facts(dfrs: DfrsMetrics, jobs: int) -> dict[str, str]:
+    """Summary lines for a run on a DFRS-annotated workload."""
+    from queuesim.dfrs.run_metrics import BOUND_MAX_JOBS
+
+    facts = {"max stretch": f"{dfrs.max_stretch:,.4g} (bounded, tau {dfrs.stretch_tau:g} s)"}
+    if dfrs.stretch_bound is None:
+        facts["stretch bound"] = (
+            f"not computed ({jobs:,} jobs; computed by default up to {BOUND_MAX_JOBS:,}, "
+            "--stretch-bound forces it)"
+        )
+    else:
+        facts["stretch bound"] = (
+            f"{dfrs.stretch_bound:,.4g} (offline lower bound, paper 002; "
+            f"{dfrs.bound_seconds or 0:.2f} s to compute)"
+        )
+        facts["degradation from bound"] = f"{dfrs.degradation_from_bound:,.4g}"
+    facts["underutilization"] = f"{dfrs.underutilization:.4f} (normalised, paper 002 5.3.1)"
+    facts["memory moved"] = (
+        f"{dfrs.moved_memory_gb:,.1f} GB ({dfrs.bandwidth_gb_per_s:.3g} GB/s over the makespan)"
+    )
+    return facts
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
@@ -255,6 +286,215 @@ def cmd_heatmap(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _facts(console: Console, facts: dict[str, str]) -> None:
+    """Print key/value lines, keys in bold, values wrapped on their own column."""
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for key, value in facts.items():
+        grid.add_row(key, value)
+    console.print(grid, highlight=False)
+
+
+def _output_file(option: str, path: Path) -> None:
+    """Refuse an output file that cannot be written: a folder, or a path through a file
+    (checked before any work is done; missing folders are created when writing)."""
+    if path.is_dir():
+        raise QueuesimError(f"{option} {path}: is a directory; give a file name inside it")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise QueuesimError(f"{option} {path}: {parent} is a file, not a directory")
+            break
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def cmd_generate(args: argparse.Namespace, console: Console) -> int:
+    from queuesim import lublin
+    from queuesim.dfrs.annotate import annotation_path, offered_node_load, write_synthetic_trace
+    from queuesim.units import format_duration
+
+    if args.nodes < 1:
+        raise QueuesimError(f"--nodes expects a number of nodes >= 1, got {args.nodes}")
+    if args.jobs < 1:
+        raise QueuesimError(f"--jobs expects a number of jobs >= 1, got {args.jobs}")
+    if args.node_cpus < 1:
+        raise QueuesimError(f"--node-cpus expects a number of cores >= 1, got {args.node_cpus}")
+    if args.seed < 0:
+        raise QueuesimError(f"--seed expects an integer >= 0, got {args.seed}")
+    if args.load is not None:
+        if not (math.isfinite(args.load) and 0 < args.load <= 1):
+            raise QueuesimError(
+                f"--load expects an offered load in (0, 1] (e.g. 0.7), got {args.load:g}"
+            )
+        if args.jobs < 2:
+            raise QueuesimError(
+                "--load needs --jobs 2 or more: the offered load is the work over the span "
+                "of the submit times, which one job does not have"
+            )
+    out = Path(args.out)
+    sidecar = annotation_path(out)
+    _output_file("--out", out)
+    _output_file("--out", sidecar)
+    try:
+        frame = write_synthetic_trace(
+            out,
+            args.nodes,
+            args.jobs,
+            args.seed,
+            load=args.load,
+            job_classes=args.job_classes,
+            node_cpus=args.node_cpus,
+        )
+    except ValueError as exc:  # the model's own checks, e.g. a load no whole second can give
+        raise QueuesimError(f"cannot generate the trace: {exc}") from None
+    except OSError as exc:
+        raise QueuesimError(f"--out {out}: cannot write the trace: {exc}") from None
+
+    cores = args.nodes * args.node_cpus
+    submit = frame["submit"].to_numpy()
+    span = float(submit.max() - submit.min())
+    if span > 0:
+        load = f"{offered_node_load(frame, args.nodes):.4f} of {args.nodes:,} nodes"
+        if args.load is not None:
+            load += f" (target {args.load:g})"
+        load += f"; {lublin.offered_load(frame, cores):.4f} of {cores:,} cores"
+    else:
+        load = "undefined (every job is submitted at the same time)"
+    sequential = int((frame["tasks"] == 1).sum())
+    model = "interactive and batch classes" if args.job_classes else "typeless"
+    _facts(
+        console,
+        {
+            "generated": f"{_count(len(frame), 'job')} of the Lublin-Feitelson model ({model}) "
+            f"for {args.nodes:,} nodes x {args.node_cpus} cores, seed {args.seed}",
+            "offered load": load,
+            "time span": f"{format_duration(span)} ({span:,.0f} s from first to last submit)",
+            "job sizes": f"{sequential:,} sequential (1 core), {len(frame) - sequential:,} "
+            f"multi-threaded ({args.node_cpus} cores per task); the largest has "
+            f"{_count(int(frame['tasks'].max()), 'task')}",
+            "written": f"{out}, {sidecar}",
+        },
+    )
+    return 0
+
+
+def _host_ranges(hosts: Sequence[int]) -> str:
+    """Sorted distinct hosts with runs collapsed: ``0-3, 7``."""
+    values = sorted(set(hosts))
+    parts: list[str] = []
+    start = prev = values[0]
+    for h in [*values[1:], None]:
+        if h is not None and h == prev + 1:
+            prev = h
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if h is not None:
+            start = prev = h
+    return ", ".join(parts)
+
+
+def cmd_solve(args: argparse.Namespace, console: Console) -> int:
+    import json
+
+    import numpy as np
+    from rich import box
+    from rich.table import Table
+
+    from queuesim.atomic import atomic_write_text
+    from queuesim.dfrs.instance import NoAllocationError, load_instance
+    from queuesim.dfrs.offline import known_algorithms, lp_bound, solve
+    from queuesim.dfrs.yields import YieldStep
+    from queuesim.errors import ConfigError
+
+    known = known_algorithms()
+    name = args.algorithm.upper()
+    if name not in known:
+        raise ConfigError(
+            f"--algorithm {args.algorithm}: unknown algorithm; known algorithms: "
+            + ", ".join(known)
+        )
+    if args.seed < 0:
+        raise QueuesimError(f"--seed expects an integer >= 0, got {args.seed}")
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        _output_file("--out", out)  # before a MILP that may run for minutes, not after
+    instance = load_instance(args.instance)
+    step = YieldStep(args.step)
+    started = time.perf_counter()
+    try:
+        allocation = solve(instance, name, step=step, rng=np.random.default_rng(args.seed))
+    except NoAllocationError as exc:
+        raise NoAllocationError(f"{args.instance}: {exc}") from None
+    seconds = time.perf_counter() - started
+    bound = lp_bound(instance)
+
+    per_job: list[list[int]] = [[] for _ in range(instance.n_jobs)]
+    for job, host in zip(instance.task_job.tolist(), allocation.host.tolist(), strict=True):
+        per_job[job].append(host)
+    console.print(
+        f"[bold]{name}[/bold] on {args.instance}: {instance.n_jobs} jobs, {instance.n_tasks} "
+        f"tasks, {instance.hosts} hosts, yield step {step.value}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("job")
+    for column in ("tasks", "cpu need", "memory", "yield"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("hosts used")
+    for i in range(instance.n_jobs):
+        table.add_row(
+            instance.names[i],
+            str(int(instance.tasks[i])),
+            f"{float(instance.cpu_need[i]):g}",
+            f"{float(instance.memory[i]):g}",
+            f"{float(allocation.yields[i]):.4f}",
+            _host_ranges(per_job[i]),
+        )
+    console.print(table, highlight=False)
+    facts = {
+        "minimum yield": f"{allocation.min_yield:.4f}",
+        "average yield": f"{allocation.average_yield:.4f}",
+        "LP bound": f"{bound:.4f} (upper bound on the minimum yield)",
+        "solve time": f"{seconds:.3f} s",
+    }
+    if out is not None:
+        document = {
+            "instance": str(args.instance),
+            "algorithm": name,
+            "step": step.value,
+            "seed": args.seed,
+            "hosts": instance.hosts,
+            "min_yield": allocation.min_yield,
+            "average_yield": allocation.average_yield,
+            "lp_bound": bound,
+            "jobs": [
+                {
+                    "name": instance.names[i],
+                    "tasks": int(instance.tasks[i]),
+                    "cpu_need": float(instance.cpu_need[i]),
+                    "memory": float(instance.memory[i]),
+                    "yield": float(allocation.yields[i]),
+                    "hosts": per_job[i],
+                }
+                for i in range(instance.n_jobs)
+            ],
+        }
+        try:
+            atomic_write_text(out, json.dumps(document, indent=2) + "\n")
+        except OSError as exc:
+            raise QueuesimError(f"--out {out}: cannot write the result: {exc}") from None
+        facts["written"] = str(out)
+    _facts(console, facts)
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace, console: Console) -> int:
     from queuesim.bench import run_bench
 
@@ -339,6 +579,21 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="reject jobs the site cannot run (too large, no queue) instead of stopping "
         "(counted and listed in cleaning.csv)",
+    )
+    bound = run.add_mutually_exclusive_group()
+    bound.add_argument(
+        "--stretch-bound",
+        dest="stretch_bound",
+        action="store_true",
+        default=None,
+        help="for a DFRS-annotated workload, compute the offline lower bound on the maximum "
+        "stretch even for a long trace (by default up to 5,000 jobs)",
+    )
+    bound.add_argument(
+        "--no-stretch-bound",
+        dest="stretch_bound",
+        action="store_false",
+        help="do not compute the stretch bound (metrics.json then has null for it)",
     )
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
     run.set_defaults(handler=cmd_run)
@@ -469,6 +724,75 @@ def build_parser() -> argparse.ArgumentParser:
     heatmap.add_argument("--out", metavar="DIR", help="write the heatmap files into DIR")
     heatmap.set_defaults(handler=cmd_heatmap)
 
+    generate = sub.add_parser(
+        "generate",
+        help="write a synthetic trace with its DFRS annotation (lublin: Lublin-Feitelson)",
+        description=textwrap.fill(
+            "lublin: draw JOBS jobs from the Lublin-Feitelson model for a machine of NODES "
+            "nodes, scale the inter-arrival times to the offered load LOAD (work in nodes over "
+            "NODES x the submit span; unscaled without --load) and add the DFRS annotation of "
+            "Stillwell, Vivien and Casanova (tasks, CPU need and memory per task). Writes OUT, "
+            "an SWF trace whose processors are the cores a batch scheduler gives each job "
+            "(1 for a sequential job, NODE_CPUS per task otherwise), and OUT.dfrs.csv, the "
+            "annotation, both atomically. The same arguments always give the same bytes.",
+            width=88,
+        ),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    generate.add_argument("model", choices=["lublin"], help="workload model")
+    generate.add_argument("--nodes", type=int, required=True, help="nodes of the machine")
+    generate.add_argument("--jobs", type=int, required=True, help="number of jobs")
+    generate.add_argument(
+        "--load", type=float, help="offered load in (0, 1], e.g. 0.7; default: unscaled"
+    )
+    generate.add_argument("--seed", type=int, required=True, help="random seed (an integer >= 0)")
+    generate.add_argument(
+        "--out", required=True, metavar="FILE", help="the SWF file to write (.swf or .swf.gz)"
+    )
+    generate.add_argument(
+        "--node-cpus", type=int, default=4, metavar="N", help="cores per node (4)"
+    )
+    generate.add_argument(
+        "--job-classes",
+        action="store_true",
+        help="draw interactive and batch jobs (queues 0 and 1) instead of one typeless class",
+    )
+    generate.set_defaults(handler=cmd_generate)
+
+    solve = sub.add_parser(
+        "solve",
+        help="allocate an offline DFRS instance (hosts, jobs of tasks) with one algorithm",
+        description=textwrap.fill(
+            "Map every task of INSTANCE (a YAML or JSON file: hosts, and jobs with tasks, "
+            "cpu_need and memory, each a fraction of a host; see "
+            "workloads/dfrs-instance-example.yaml) to a host with ALGORITHM, set the yields "
+            "with --step, and print every job's yield and hosts, the minimum and average "
+            "yield, the LP upper bound on the minimum yield and the solve time. Algorithms: "
+            "MCB1..MCB8, GR, SG, GB, SGB, RRND, RRNZ, MILP (exact, small instances only). "
+            "A heuristic that finds no allocation exits with code 1.",
+            width=88,
+        ),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    solve.add_argument("instance", metavar="INSTANCE", help="instance file (.yaml, .yml, .json)")
+    solve.add_argument(
+        "--algorithm", required=True, metavar="NAME", help="e.g. MCB8 (case-insensitive)"
+    )
+    solve.add_argument(
+        "--step",
+        choices=("avg", "min", "equal"),
+        default="avg",
+        help="how CPU left after maximising the minimum yield is shared: avg (maximise the "
+        "average yield), min (iterated max-min) or equal (none); default avg",
+    )
+    solve.add_argument(
+        "--seed", type=int, default=0, help="random seed of RRND and RRNZ (default 0)"
+    )
+    solve.add_argument("--out", metavar="FILE", help="write the allocation as JSON to FILE")
+    solve.set_defaults(handler=cmd_solve)
+
     import_machines = sub.add_parser(
         "import-machines",
         help="print the clusters of an Alea machine file as a site file's clusters: section",
@@ -537,6 +861,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _printer(errors: Console) -> Callable[..., None]:
+    """Print a :class:`QueuesimWarning` (or any warning) as a one-line ``warning:``."""
+
+    def show(message: Warning | str, *_: Any, **__: Any) -> None:
+        errors.print(f"[yellow]warning:[/yellow] {message}", highlight=False)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -546,7 +879,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        code: int = args.handler(args, console)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", QueuesimWarning)
+            warnings.showwarning = _printer(errors)
+            code: int = args.handler(args, console)
         return code
     except QueuesimError as exc:
         errors.print(f"[red]error:[/red] {exc}", highlight=False)

@@ -31,11 +31,12 @@ import pandas as pd
 
 from queuesim.cluster import Allocation, ClusterState
 from queuesim.cluster import warm_up as warm_up_placement
-from queuesim.errors import PolicyViolation
+from queuesim.errors import ConfigError, PolicyViolation
 from queuesim.ordering import JobListener, make_ordering
 from queuesim.policy import Policy
 from queuesim.profile import HELD_BY, JobArrays, LimitState, ProfileState, held_by_each
 from queuesim.profile import warm_up as warm_up_profile
+from queuesim.shared_nodes import SharedNodes
 from queuesim.site import Site
 from queuesim.workload import Workload
 
@@ -102,6 +103,7 @@ class Context:
         self.now = 0.0
         self.freed = False  #: resources were released since the last pass
         self.arrived: list[int] = []  #: jobs submitted at this instant
+        self.finished: list[int] = []  #: jobs that ended at this instant
 
     @property
     def free_cpus(self) -> int:
@@ -208,6 +210,25 @@ class Context:
     def set_rate(self, job: int, rate: float) -> None:
         """Change a running job's progress rate in [0, 1] (0 pauses it)."""
         self._sim.set_rate(job, rate)
+
+    def shared_nodes(self) -> SharedNodes:
+        """The nodes as time-sharing policies see them (made on first use; see
+        :mod:`queuesim.shared_nodes`): raises :class:`ConfigError` when the workload or the
+        site cannot be run that way."""
+        return self._sim.shared_nodes()
+
+    def place(self, job: int, hosts: np.ndarray | None) -> None:
+        """Time-sharing: map ``job``'s tasks on ``hosts`` (one node each), starting it if it
+        waits (at rate 0: give it a rate with :meth:`set_rate`), or moving it; ``None``
+        takes a running job off its nodes and pauses it (rate 0)."""
+        self._sim.place(job, hosts)
+
+    def work_done(self, jobs: np.ndarray) -> np.ndarray:
+        """Work each of ``jobs`` has done so far (seconds at rate 1; its virtual time)."""
+        sim = self._sim
+        left = sim.work_left[jobs] - (self.now - sim.last_update[jobs]) * sim.rate[jobs]
+        done: np.ndarray = sim.work[jobs] - left
+        return done
 
     def count(self, counter: str, n: int = 1) -> None:
         """Add to a named counter reported with the run (e.g. how often a bound was hit)."""
@@ -374,6 +395,12 @@ class Simulation:
             site, jobs, (self.cluster.capacity_cpus, self.cluster.capacity_mem)
         )
         self.listeners = [self.ordering] if isinstance(self.ordering, JobListener) else []
+        #: nodes shared by a time-sharing policy, made on its first placement
+        self.shared: SharedNodes | None = None
+        #: the policy wants a pass at every finish, even when no job waits
+        self.every_event = bool(getattr(policy, "every_event", False))
+        #: jobs run time-shared: their runtime is their work, not their time on the nodes
+        self.time_shared = np.zeros(n, dtype=bool)
         self.ctx = Context(self)
 
     # --- events ------------------------------------------------------------------------
@@ -392,7 +419,13 @@ class Simulation:
         now = self.ctx.now
         self.state[job] = _DONE
         self.end_time[job] = now
-        self.cluster.release(self.allocs.pop(job))
+        self.ctx.finished.append(job)
+        alloc = self.allocs.pop(job, None)
+        if alloc is None:  # a time-shared job
+            assert self.shared is not None
+            self.shared.remove(job)
+        else:
+            self.cluster.release(alloc)
         if self.limits.any:
             self.limits.add(job, -1)
         for listener in self.listeners:
@@ -471,11 +504,108 @@ class Simulation:
         self.alloc_len[job] = k
         self.alloc_used = used + k
 
+    def shared_nodes(self) -> SharedNodes:
+        if self.shared is None:
+            self.shared = self._make_shared_nodes()
+        return self.shared
+
+    def _make_shared_nodes(self) -> SharedNodes:
+        from queuesim.workload import DFRS_COLUMNS
+
+        site = self.site
+        policy = self.policy.name
+        if not self.workload.annotated:
+            raise ConfigError(
+                f"policy {policy!r} time-shares nodes and needs every job's DFRS tasks, CPU "
+                f"need and memory ({', '.join(DFRS_COLUMNS)}): {self.workload.source} has no "
+                "annotation file (make one with 'queuesim generate lublin', or set the site's "
+                "'dfrs: annotation: hpc2n' to apply paper 000's HPC2N rule)"
+            )
+        node_cpus = set(site.node_cpus().tolist())
+        if len(node_cpus) != 1:
+            raise ConfigError(
+                f"policy {policy!r} needs identical nodes (DFRS tasks take fractions of a node); "
+                f"site {site.name!r} has nodes of {sorted(node_cpus)} CPUs"
+            )
+        if self.listeners:
+            raise ConfigError(
+                f"policy {policy!r} orders jobs by its own priority; site {site.name!r} sets "
+                "'ordering: fairshare', which it would ignore (use 'ordering: fcfs')"
+            )
+        if self.limits.any:
+            raise ConfigError(
+                f"policy {policy!r} does not enforce queue limits; site {site.name!r} sets some "
+                "(max_running_per_user, max_cpus_per_user or cpu_pool)"
+            )
+        jobs = self.workload.jobs
+        tasks = jobs["tasks"].to_numpy(dtype=np.int64, copy=True)
+        mem = jobs["mem_fraction"].to_numpy(dtype=np.float64, copy=True)
+        hosts = site.total_nodes
+        with np.errstate(divide="ignore"):
+            per_node = np.where(mem > 0, np.floor(1.0 / np.where(mem > 0, mem, 1.0)), np.inf)
+        too_big = np.flatnonzero(tasks > hosts * per_node)
+        if too_big.size:
+            j = int(too_big[0])
+            raise ConfigError(
+                f"{self.workload.source}: {too_big.size} jobs can never run on the {hosts} "
+                f"nodes of site {site.name!r}, e.g. job {self._job_id(j)} ({tasks[j]} tasks "
+                f"of memory {mem[j]:g}, at most {per_node[j]:g} per node)"
+            )
+        return SharedNodes(
+            hosts,
+            tasks,
+            jobs["cpu_need"].to_numpy(dtype=np.float64, copy=True),
+            mem,
+            self._job_ids.astype(np.int64),
+        )
+
+    def place(self, job: int, hosts: np.ndarray | None) -> None:
+        self._check_job(job)
+        shared = self.shared_nodes()
+        state = self.state[job]
+        now = self.ctx.now
+        if state == _WAITING:
+            if hosts is None:
+                raise PolicyViolation(f"job {self._job_id(job)} waits: there is nothing to pause")
+            shared.place(job, hosts)
+            self.time_shared[job] = True
+            self.state[job] = _RUNNING
+            self.start_time[job] = now
+            self.est_end[job] = now + self._estimate[job]
+            self.last_update[job] = now
+            self.rate[job] = 0.0  # the policy gives it a rate
+            self.version[job] += 1
+            self.nwaiting -= 1
+            self.run_ids[self.nrun] = job
+            self.run_pos[job] = self.nrun
+            self.nrun += 1
+            return
+        if state != _RUNNING or job in self.allocs:
+            raise PolicyViolation(
+                f"job {self._job_id(job)} cannot be placed at {now}: only a waiting job or a "
+                "time-shared running job can"
+            )
+        if hosts is None:
+            self.set_rate(job, 0.0)
+            shared.remove(job)
+        else:
+            shared.place(job, hosts)
+
     def set_rate(self, job: int, rate: float) -> None:
         """Change a running job's progress rate (0 pauses it); its finish moves."""
         self._check_job(job)
         if self.state[job] != JobState.RUNNING:
             raise PolicyViolation(f"job {self._job_id(job)}: only a running job has a rate")
+        shared = self.shared
+        if (
+            rate > 0
+            and shared is not None
+            and job not in self.allocs
+            and shared.mapped(job) is None
+        ):
+            raise PolicyViolation(
+                f"job {self._job_id(job)}: a paused job (on no node) cannot progress"
+            )
         if not 0.0 <= rate <= 1.0:
             raise PolicyViolation(f"job {self._job_id(job)}: rate {rate} is outside [0, 1]")
         now = self.ctx.now
@@ -540,11 +670,14 @@ class Simulation:
                 next_job += 1
             self.submitted = next_job
             self.nwaiting += len(arrived)
-            if woke or (self.nwaiting and (finished or arrived)):
+            if woke or ((self.nwaiting or self.every_event) and (finished or arrived)):
                 ctx.freed = finished
                 ctx.arrived = arrived
                 schedule(ctx)
                 passes += 1
+                if self.shared is not None:
+                    self.shared.check_cpu(self.rate)
+            ctx.finished.clear()
             if self.progress is not None and next_job - done_before >= report_every:
                 done_before = next_job
                 self.progress(next_job, n)
@@ -587,8 +720,15 @@ class Simulation:
                 "submit": self.submit_times,
                 "start": start,
                 "end": end,
-                "wait": start - self.submit_times,
-                "runtime": end - start,
+                # a time-shared job "waits" whenever it does not progress at rate 1:
+                # its response time less its work (so slowdown = the papers' stretch)
+                "wait": np.where(
+                    self.time_shared,
+                    end - self.submit_times - self.work,
+                    start - self.submit_times,
+                ),
+                # a time-shared job's "runtime" is its work: what it takes at rate 1
+                "runtime": np.where(self.time_shared, self.work, end - start),
                 "cpus": jobs["cpus"].to_numpy(),
                 "estimate": jobs["estimate"].to_numpy(),
                 "walltime": jobs["walltime"].to_numpy(),

@@ -27,3 +27,7 @@ class PolicyViolation(Exception):
 
     The message names the job and the rule it broke.
     """
+
+
+class QueuesimWarning(UserWarning):
+    """Something legal but probably unwise (the command line prints it as a warning)."""

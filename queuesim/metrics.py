@@ -11,6 +11,12 @@ time it actually ran in the simulation, so a killed job counts with the time it 
 was killed) on ``c_j`` CPUs (column ``cpus``), and weighs ``e_j = c_j * r_j``, its CPU
 consumption in CPU-seconds.
 
+A job run time-shared by a DFRS policy (:mod:`queuesim.dfrs.online`) progresses at varying
+rates, so for it ``r_j`` is its work (its runtime at rate 1) and ``w_j`` is its response
+time ``end - submit`` less that work: all the time it was held back, before its first start,
+paused or slowed by sharing. Response times stay ``w_j + r_j``, the bounded slowdown is then
+the papers' bounded stretch, and utilization counts the work done.
+
 Sources of the definitions:
 
 * AWWT, AWRT, AWSD, NUWT, ANUWT and NUWT-dev are the performance and fairness criteria of

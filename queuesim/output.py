@@ -11,6 +11,10 @@ bytes (no timestamps, no wall-clock figures, sorted keys where order is not mean
   ``completed``, ``killed``, ...), all times in seconds;
 * ``rejected``: jobs the site could not run (also counted under ``cleaning``);
 * ``cleaning``: count per cleaning reason (see :mod:`queuesim.workload`);
+* for a workload with a DFRS annotation (:mod:`queuesim.dfrs.run_metrics`), at the top level
+  too: ``max_stretch``, ``stretch_bound`` and ``degradation_from_bound`` (null when the bound
+  was not computed), ``underutilization`` (normalised), ``preemptions``, ``migrations``,
+  ``resumes``, ``moved_memory_gb``, ``bandwidth_gb_per_s``, ``stretch_tau``;
 * ``counters``: policy counters (e.g. passes that hit a search bound);
 * ``run``: site, workload, policy and its parameters, scheduling passes, total CPUs, the
   trace's ``unix_start_time`` and ``time_zone`` (its SWF header's ``UnixStartTime`` and
@@ -33,6 +37,7 @@ import pandas as pd
 
 from queuesim import __version__
 from queuesim.atomic import atomic_path, atomic_write_text
+from queuesim.dfrs.run_metrics import DfrsMetrics
 from queuesim.engine import Result
 from queuesim.metrics import Metrics
 from queuesim.swf import write_swf
@@ -62,10 +67,14 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def metrics_document(result: Result, metrics: Metrics) -> dict[str, Any]:
+def metrics_document(
+    result: Result, metrics: Metrics, dfrs: DfrsMetrics | None = None
+) -> dict[str, Any]:
     cleaning = result.workload.cleaning
     header = result.workload.header
     document: dict[str, Any] = {k: _json_value(v) for k, v in metrics.as_dict().items()}
+    if dfrs is not None:
+        document.update({k: _json_value(v) for k, v in dfrs.as_dict().items()})
     document["rejected"] = cleaning.rejected
     document["cleaning"] = dict(cleaning.counts)
     document["counters"] = dict(sorted(result.counters.items()))
@@ -84,8 +93,10 @@ def metrics_document(result: Result, metrics: Metrics) -> dict[str, Any]:
     return document
 
 
-def write_metrics(path: Path, result: Result, metrics: Metrics) -> None:
-    text = json.dumps(metrics_document(result, metrics), indent=2, allow_nan=False)
+def write_metrics(
+    path: Path, result: Result, metrics: Metrics, dfrs: DfrsMetrics | None = None
+) -> None:
+    text = json.dumps(metrics_document(result, metrics, dfrs), indent=2, allow_nan=False)
     atomic_write_text(path, text + "\n")
 
 
@@ -139,7 +150,12 @@ def write_cleaning_csv(path: Path, result: Result) -> None:
 
 
 def write_run(
-    out: Path, result: Result, metrics: Metrics, *, jobs_format: str = "csv"
+    out: Path,
+    result: Result,
+    metrics: Metrics,
+    *,
+    jobs_format: str = "csv",
+    dfrs: DfrsMetrics | None = None,
 ) -> list[Path]:
     """Write the whole bundle of one run into ``out``; returns the files written.
 
@@ -155,7 +171,7 @@ def write_run(
         out / "schedule.swf",
         out / "cleaning.csv",
     ]
-    write_metrics(files[0], result, metrics)
+    write_metrics(files[0], result, metrics, dfrs)
     if jobs_format == "parquet":
         write_jobs_parquet(files[1], result.jobs)
     else:

@@ -73,12 +73,27 @@ def policy_class(name: str) -> type[Any]:
         return _REGISTRY[name]
     except KeyError:
         raise ConfigError(
-            f"unknown policy {name!r}; known policies: {', '.join(sorted(_REGISTRY))}"
+            f"unknown policy {name!r}; known policies: {', '.join(sorted(_REGISTRY))}, and "
+            "DFRS algorithms by their paper names (e.g. 'GreedyPM*/per/OPT=MIN/MINVT=600')"
         ) from None
 
 
 def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
-    """Build the policy registered as ``name`` from string or typed parameters."""
+    """Build the policy registered as ``name`` from string or typed parameters.
+
+    A DFRS algorithm's paper name (e.g. ``GreedyPM*/per/OPT=MIN``, see
+    :mod:`queuesim.dfrs.names`) selects the ``dfrs`` policy with that algorithm.
+    """
+    _load_builtin_and_plugins()
+    if name not in _REGISTRY:
+        from queuesim.dfrs.names import looks_like_dfrs
+
+        if looks_like_dfrs(name):
+            if params and "algorithm" in params:
+                raise ConfigError(
+                    f"policy {name!r} is a DFRS algorithm name; do not also give --param algorithm"
+                )
+            params, name = {**(params or {}), "algorithm": name}, "dfrs"
     cls = policy_class(name)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init and f.name != "name"}
     hints = typing.get_type_hints(cls)

@@ -212,6 +212,19 @@ class Fairshare(_Frozen):
         return self.decay_factor is not None
 
 
+class DfrsAnnotation(StrEnum):
+    """Where a DFRS policy takes every job's tasks, CPU need and memory from."""
+
+    FILE = "file"  #: the trace's own annotation file (``NAME.dfrs.csv``, see queuesim.dfrs)
+    HPC2N = "hpc2n"  #: paper 000's rule for the HPC2N log, applied to a trace without one
+
+
+class Dfrs(_Frozen):
+    """Settings for dynamic fractional resource scheduling (policies like ``GreedyPM*``)."""
+
+    annotation: DfrsAnnotation = DfrsAnnotation.FILE
+
+
 class SchedulerSpec(_Frozen):
     """The scheduling policy, by registry name, with its parameters."""
 
@@ -240,6 +253,7 @@ class Site(_Frozen):
     ordering: Ordering = Ordering.FCFS
     fairshare: Fairshare = Fairshare()
     scheduler: SchedulerSpec = SchedulerSpec()
+    dfrs: Dfrs = Dfrs()
 
     @field_validator("clusters")
     @classmethod

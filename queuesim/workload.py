@@ -34,7 +34,7 @@ free spread). Jobs with shapes make the profile track every node.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +43,7 @@ import pandas as pd
 from queuesim.alea import read_trace
 from queuesim.cluster import ClusterState
 from queuesim.errors import WorkloadError
-from queuesim.site import EstimateSource, MemoryModel, Routing, Site
+from queuesim.site import DfrsAnnotation, EstimateSource, MemoryModel, Routing, Site
 from queuesim.swf import SwfHeader, SwfTrace
 
 CLEANING_REASONS = (
@@ -63,6 +63,10 @@ CLEANING_REASONS = (
 DROPPED = ("malformed_line", "cancelled", "zero_runtime", "no_submit_time", "no_cpus")
 REJECTED = ("no_queue", "too_large", "over_limit")
 
+#: the columns a DFRS annotation adds to the job table (see :mod:`queuesim.dfrs.annotate`)
+DFRS_COLUMNS = ("tasks", "cpu_need", "mem_fraction")
+#: the SWF header line that names a trace's DFRS annotation file
+DFRS_HEADER_KEY = "QueuesimDfrs"
 JOB_COLUMNS = (
     "job_id",
     "line",
@@ -123,6 +127,11 @@ class Workload:
     queue_names: list[str] = field(default_factory=list)
 
     @property
+    def annotated(self) -> bool:
+        """Every job has its DFRS tasks, CPU need and memory fraction (``DFRS_COLUMNS``)."""
+        return all(c in self.jobs.columns for c in DFRS_COLUMNS)
+
+    @property
     def shaped(self) -> bool:
         """Some job takes a fixed number of CPUs per node (so nodes must be tracked)."""
         return bool((self.jobs["ppn"].to_numpy() > 0).any())
@@ -167,7 +176,21 @@ def load_workload(path: str | Path, site: Site, options: CleaningOptions | None 
     """Read a trace file and prepare it for ``site``."""
     options = options or CleaningOptions()
     trace = read_trace(path, skip_bad_lines=options.skip_bad_lines)
-    return prepare(trace, site, options)
+    return prepare(_with_dfrs_annotation(trace, site), site, options)
+
+
+def _with_dfrs_annotation(trace: SwfTrace, site: Site) -> SwfTrace:
+    """``trace`` with every job's DFRS tasks, CPU need and memory fraction (columns of
+    :data:`queuesim.dfrs.annotate.ANNOTATION_COLUMNS`) when its header names an annotation
+    file, or by the site's ``dfrs.annotation`` rule; unchanged otherwise."""
+    from queuesim.dfrs import annotate
+
+    if DFRS_HEADER_KEY in trace.header.fields:
+        annotated = annotate.read_annotated(trace.path).jobs
+        return replace(trace, jobs=annotated)
+    if site.dfrs.annotation is DfrsAnnotation.HPC2N:
+        return replace(trace, jobs=annotate.annotate_hpc2n(trace.jobs))
+    return trace
 
 
 def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None) -> Workload:
@@ -302,6 +325,7 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
             "cpus": cpus,
             "mem_per_cpu": mem_per_cpu,
             "ppn": ppn,
+            **{c: jobs[c].to_numpy() for c in DFRS_COLUMNS if c in jobs.columns},
         }
     ).loc[~rejected]
     prepared = prepared.sort_values(["submit", "line"], kind="mergesort").reset_index(drop=True)

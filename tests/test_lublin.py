@@ -250,7 +250,8 @@ def test_scaling_rejects_a_load_that_is_not_positive(trace: pd.DataFrame) -> Non
 
 def test_synthetic_annotation_follows_the_paper_and_stays_in_range(trace: pd.DataFrame) -> None:
     """One task per node; CPU need 1/4 for one-task jobs, else 1; memory 10% for 55% of the
-    jobs, else 20% ... 100% in steps of 10%, equally likely."""
+    jobs, else 20% ... 100% in steps of 10%, equally likely; every other SWF field but the
+    processors unchanged."""
     jobs = annotate.annotate_synthetic(trace, seed=1)
     tasks = jobs["tasks"].to_numpy()
     cpu = jobs["cpu_need"].to_numpy()
@@ -264,7 +265,27 @@ def test_synthetic_annotation_follows_the_paper_and_stays_in_range(trace: pd.Dat
     each = 0.45 / 9
     for x in range(2, 11):
         assert abs((tenths == x).mean() - each) < 4 * standard_error(each, N_JOBS)
-    pd.testing.assert_frame_equal(jobs[list(SWF_FIELDS)], trace)
+    procs = ["alloc_procs", "req_procs"]
+    pd.testing.assert_frame_equal(
+        jobs[list(SWF_FIELDS)].drop(columns=procs), trace.drop(columns=procs)
+    )
+
+
+def test_synthetic_processors_are_the_cores_a_batch_scheduler_gives(trace: pd.DataFrame) -> None:
+    """alloc_procs = req_procs = tasks x cpu_need x node_cpus: one core for a sequential job,
+    a whole node per task otherwise, so the trace replays under FCFS/EASY on nodes x cores."""
+    for node_cpus in (4, 2, 3):
+        jobs = annotate.annotate_synthetic(trace, seed=1, node_cpus=node_cpus)
+        tasks = jobs["tasks"].to_numpy()
+        expected = tasks * jobs["cpu_need"].to_numpy() * node_cpus
+        for field in ("alloc_procs", "req_procs"):
+            procs = jobs[field].to_numpy()
+            assert procs.dtype == np.int64
+            assert procs == pytest.approx(expected, abs=1e-9)
+            assert (procs == np.where(tasks == 1, 1, tasks * node_cpus)).all()
+        assert jobs["alloc_procs"].max() <= 128 * node_cpus
+    with pytest.raises(ValueError, match="already has the annotation column 'tasks'"):
+        annotate.annotate_synthetic(jobs, seed=1)
 
 
 def test_synthetic_annotation_is_reproducible_and_depends_on_the_seed(
@@ -284,7 +305,9 @@ def test_synthetic_trace_has_the_same_jobs_and_annotation_at_every_load() -> Non
     unscaled = annotate.synthetic_trace(128, 1000, seed=3)
     pd.testing.assert_frame_equal(low.drop(columns="submit"), high.drop(columns="submit"))
     pd.testing.assert_frame_equal(low.drop(columns="submit"), unscaled.drop(columns="submit"))
-    assert lublin.offered_load(high, 128) == pytest.approx(0.9, rel=0.01)
+    assert annotate.offered_node_load(high, 128) == pytest.approx(0.9, rel=0.01)
+    # in cores, sequential jobs count one core of four instead of a node: less load
+    assert lublin.offered_load(high, 128 * 4) < annotate.offered_node_load(high, 128)
     assert not annotate.synthetic_trace(128, 1000, seed=4).equals(unscaled)
 
 
@@ -395,6 +418,7 @@ def test_annotated_trace_round_trips_exactly_through_swf_and_sidecar(
     assert sidecar.name == "trace.swf.dfrs.csv" and sidecar.is_file()
     back = annotate.read_annotated(path)
     assert back.node_cpus == 4 and back.node_memory_kb is None
+    assert back.header.max_procs == 64 * 4
     pd.testing.assert_frame_equal(back.jobs.drop(columns="line"), jobs)
     # the SWF file alone is a plain trace any SWF reader accepts
     assert len(read_swf(path).jobs) == 2000

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pydantic
 import pytest
 
@@ -50,6 +51,8 @@ SETUP_OF = {
     "metacentrum-complex.yaml": "metacentrum/METACENTRUM-2009-2.swf.gz",
     "cerit-wagap.yaml": "metacentrum/wagap-2013.swf.gz",
 }
+# the DFRS platforms of papers 000/002 and the trace each runs (None: generated traces)
+DFRS_OF = {"dfrs-lublin-128.yaml": None, "dfrs-hpc2n.yaml": "HPC2N-2002-2.2-cln.swf.gz"}
 # the sites whose traces hold several queues in field 15, routed by it
 TRACE_ROUTED = ("sdsc-sp2.yaml", "sdsc-blue.yaml", "ctc-sp2.yaml", "sdsc-par96.yaml")
 
@@ -164,15 +167,32 @@ def test_every_shipped_site_file_loads(path: Path) -> None:
 
 @pytest.mark.parametrize("path", SITE_FILES, ids=lambda p: p.name)
 def test_every_shipped_site_file_says_what_it_models(path: Path) -> None:
-    assert path.name in TRACE_OF or path.name in SAMPLE_OF or path.name in SETUP_OF, (
-        f"{path.name}: add it to TRACE_OF (the trace it models), SETUP_OF or SAMPLE_OF here"
+    listed = (TRACE_OF, SAMPLE_OF, SETUP_OF, DFRS_OF)
+    assert any(path.name in names for names in listed), (
+        f"{path.name}: add it to TRACE_OF (the trace it models), SETUP_OF, DFRS_OF or "
+        "SAMPLE_OF here"
     )
     assert path.read_text(encoding="utf-8").startswith("#"), "begins with a comment block"
 
 
 def test_every_listed_site_file_is_shipped() -> None:
     shipped = {p.name for p in SITE_FILES}
-    assert set(TRACE_OF) | set(SAMPLE_OF) | set(SETUP_OF) <= shipped
+    assert set(TRACE_OF) | set(SAMPLE_OF) | set(SETUP_OF) | set(DFRS_OF) <= shipped
+
+
+@pytest.mark.realtrace
+def test_dfrs_hpc2n_annotates_the_real_trace_by_paper_000s_rule(real_workloads: Path) -> None:
+    # the site's 'dfrs: annotation: hpc2n' turns every job into tasks as the papers do, and
+    # the batch view (tasks x cpu need x 2 cores) is the trace's own processor count
+    from queuesim.workload import load_workload
+
+    workload = load_workload(
+        real_workloads / DFRS_OF["dfrs-hpc2n.yaml"], site_named("dfrs-hpc2n.yaml")
+    )
+    jobs = workload.jobs
+    assert workload.annotated
+    np.testing.assert_array_equal(jobs["tasks"] * jobs["cpu_need"] * 2, jobs["cpus"])
+    assert jobs["mem_fraction"].between(0.1, 1.0).all()
 
 
 @pytest.mark.realtrace

@@ -13,6 +13,8 @@ scheduling versus batch scheduling" (IEEE TPDS 2012, section 5; paper 002):
   (CPU need 1/4, one core of four), every other task multi-threaded and CPU-bound (CPU
   need 1); the memory model follows Setia et al.: 55% of the jobs have tasks that need
   10% of a node's memory, the others ``10 x %`` with ``x`` uniform on ``{2, ..., 10}``.
+  The job's processor count becomes the CPUs a batch scheduler gives it, ``tasks x
+  cpu_need x node_cpus`` (see *Processors* below).
 * :func:`annotate_hpc2n` - the HPC2N trace (120 dual-core nodes with 2 GB of memory):
   memory per processor is the larger of requested and used memory as a fraction of the
   node's 2 GB, at least 10% (and 10% when the trace gives neither); a job with an even
@@ -21,7 +23,20 @@ scheduling versus batch scheduling" (IEEE TPDS 2012, section 5; paper 002):
   need 1/2, the memory as it is).
 * :func:`split_weeks` - the week-long instances the HPC2N trace is cut into.
 * :func:`synthetic_trace` - generate, scale to a load and annotate in one call, as for the
-  papers' synthetic trace sets; :func:`write_synthetic_trace` also writes it.
+  papers' synthetic trace sets; :func:`write_synthetic_trace` also writes it, and
+  :func:`offered_node_load` gives the load it was scaled to.
+
+Processors. The papers replay the same synthetic trace under batch policies (FCFS, EASY)
+on the same platform, 128 quad-core nodes (512 cores), as under DFRS. A batch scheduler
+hands out cores: a sequential task one core, a multi-threaded task a whole node. So the SWF
+processor count of a synthetic job (``alloc_procs`` and ``req_procs``) is ``tasks x
+cpu_need x node_cpus``: 1 for a one-task job, ``n x node_cpus`` for a job of ``n`` tasks.
+The HPC2N annotation keeps the same identity with the trace's own processors
+(``tasks x cpu_need x 2``). The Lublin model's size in nodes stays available as ``tasks``;
+the offered load a trace is scaled to counts one node per task
+(:func:`offered_node_load`), whereas :func:`queuesim.lublin.offered_load` on the annotated
+frame and ``nodes x node_cpus`` gives the load in cores a batch scheduler sees (lower, since
+a sequential job takes one core rather than a node).
 
 File representation. SWF has no field for a CPU need or a memory fraction, and its memory
 fields are per processor, which a task is not. So an annotated trace is two files:
@@ -70,6 +85,7 @@ __all__ = [
     "annotate_hpc2n",
     "annotate_synthetic",
     "annotation_path",
+    "offered_node_load",
     "read_annotated",
     "split_weeks",
     "synthetic_trace",
@@ -109,15 +125,27 @@ def annotate_synthetic(
 ) -> pd.DataFrame:
     """A copy of ``jobs`` (a synthetic trace) with ``tasks``, ``cpu_need``, ``mem_fraction``.
 
-    As in paper 000, section IV.C: ``tasks`` is the job size ``alloc_procs`` (one task per
-    node); a one-task job is sequential with CPU need ``1 / node_cpus``, other tasks are
-    multi-threaded with CPU need 1 (all CPU-bound, the pessimistic case for DFRS); the
-    memory fraction of a job's tasks is 0.1 with probability 0.55, else ``x / 10`` with
-    ``x`` uniform on ``{2, ..., 10}``. ``seed`` (an integer, or a Generator that is
-    advanced) fixes the memory draws: the same seed gives the same annotation.
+    As in paper 000, section IV.C: ``tasks`` is the job size in nodes, ``alloc_procs`` of
+    the Lublin-Feitelson frame (one task per node); a one-task job is sequential with CPU
+    need ``1 / node_cpus``, other tasks are multi-threaded with CPU need 1 (all CPU-bound,
+    the pessimistic case for DFRS); the memory fraction of a job's tasks is 0.1 with
+    probability 0.55, else ``x / 10`` with ``x`` uniform on ``{2, ..., 10}``. ``seed`` (an
+    integer, or a Generator that is advanced) fixes the memory draws: the same seed gives
+    the same annotation.
+
+    ``alloc_procs`` and ``req_procs`` of the copy are then the cores a batch scheduler
+    gives the job, ``tasks x cpu_need x node_cpus``: 1 for a sequential job, ``tasks x
+    node_cpus`` otherwise (module docstring, *Processors*). Since that replaces the size
+    in nodes, a frame that is already annotated is refused (``ValueError``).
     """
     if node_cpus < 1:
         raise ValueError(f"node_cpus must be at least 1, got {node_cpus!r}")
+    done = [c for c in ANNOTATION_COLUMNS if c in jobs.columns]
+    if done:
+        raise ValueError(
+            f"the frame already has the annotation column {done[0]!r}: annotate_synthetic "
+            "takes the Lublin-Feitelson frame, whose alloc_procs is the size in nodes"
+        )
     tasks = jobs["alloc_procs"].to_numpy(dtype=np.int64)
     if (tasks < 1).any():
         first = int(np.argmax(tasks < 1))
@@ -127,6 +155,10 @@ def annotate_synthetic(
     small = rng.random(n) < _SMALL_JOB_SHARE
     tenths = rng.integers(2, 11, size=n)
     out = jobs.copy()
+    # tasks x cpu_need x node_cpus, in integers: one core, or node_cpus cores per task
+    procs = np.where(tasks == 1, 1, tasks * node_cpus).astype(np.int64)
+    out["alloc_procs"] = procs
+    out["req_procs"] = procs.copy()
     out["tasks"] = tasks
     out["cpu_need"] = np.where(tasks == 1, 1.0 / node_cpus, 1.0)
     out["mem_fraction"] = np.where(small, MIN_MEMORY_FRACTION, tenths / 10.0)
@@ -237,10 +269,11 @@ def synthetic_trace(
     """A DFRS-annotated Lublin-Feitelson trace: generate, scale to ``load``, annotate.
 
     :func:`queuesim.lublin.generate` draws the jobs; with ``load`` (e.g. 0.1 ... 0.9) the
-    inter-arrival times are scaled by :func:`queuesim.lublin.scale_to_load`; then
-    :func:`annotate_synthetic` adds tasks, CPU needs and memory. The seed is split into
-    two independent streams, one for the model and one for the annotation, so the same
-    seed gives the same jobs and the same annotation at every load.
+    inter-arrival times are scaled by :func:`queuesim.lublin.scale_to_load` (the load in
+    nodes, :func:`offered_node_load`); then :func:`annotate_synthetic` adds tasks, CPU
+    needs and memory and sets the processors to ``tasks x cpu_need x node_cpus``. The
+    seed is split into two independent streams, one for the model and one for the
+    annotation, so the same seed gives the same jobs and the same annotation at every load.
     """
     model_seed, annotation_seed = np.random.SeedSequence(seed).spawn(2)
     frame = lublin.generate(nodes, jobs, np.random.default_rng(model_seed), job_classes=job_classes)
@@ -260,17 +293,37 @@ def write_synthetic_trace(
     node_cpus: int = SYNTHETIC_NODE_CPUS,
 ) -> pd.DataFrame:
     """:func:`synthetic_trace`, written to ``path`` (and its annotation file) by
-    :func:`write_annotated` with a header describing the model; returns the frame."""
+    :func:`write_annotated` with a header describing the model; returns the frame.
+
+    The header's ``MaxProcs`` is the platform's cores, ``nodes x node_cpus``, the unit of
+    the processor fields."""
     frame = synthetic_trace(
         nodes, jobs, seed, load=load, job_classes=job_classes, node_cpus=node_cpus
     )
-    header = lublin.header_lines(frame, nodes=nodes, seed=seed, load=load, job_classes=job_classes)
-    header.append(
+    header = [
+        f"MaxProcs: {nodes * node_cpus}" if line.startswith("MaxProcs:") else line
+        for line in lublin.header_lines(
+            frame, nodes=nodes, seed=seed, load=load, job_classes=job_classes
+        )
+    ]
+    header += [
         "Note: DFRS annotation (Stillwell, Vivien, Casanova, DFRS for HPC workloads, IV.C): "
-        f"{node_cpus}-core nodes, one task per node of the job"
-    )
+        f"{node_cpus}-core nodes, one task per node of the job",
+        f"Note: processors = tasks x cpu_need x {node_cpus}, the cores a batch scheduler "
+        f"gives the job: 1 for a sequential job, {node_cpus} per task otherwise; the offered "
+        "load counts one node per task",
+    ]
     write_annotated(path, frame, node_cpus=node_cpus, header_lines=header)
     return frame
+
+
+def offered_node_load(jobs: pd.DataFrame, nodes: int) -> float:
+    """The offered load of an annotated synthetic trace in the model's unit, one node per
+    task: :func:`queuesim.lublin.offered_load` with the job sizes taken from ``tasks``
+    (the load :func:`synthetic_trace` scales to; ``alloc_procs`` now counts cores)."""
+    if "tasks" not in jobs.columns:
+        raise ValueError("the frame has no column 'tasks'; annotate it first")
+    return lublin.offered_load(jobs.assign(alloc_procs=jobs["tasks"]), nodes)
 
 
 # --------------------------------------------------------------------------- files

@@ -104,9 +104,12 @@ def _pack(
     hosts: int,
     eps: float,
     host_of: np.ndarray,
+    used_cpu: np.ndarray,
+    used_mem: np.ndarray,
 ) -> bool:
-    """Fill hosts one by one from the two lists (module docstring, step 2); write each
-    task's host to ``host_of`` and say whether every task was placed."""
+    """Fill hosts one by one from the two lists (module docstring, step 2), each host
+    starting with ``used_cpu`` / ``used_mem`` already taken; write each listed task's host
+    to ``host_of`` and say whether every listed task was placed."""
     lists = (cpu_list, mem_list)
     sizes = np.array([cpu_list.shape[0], mem_list.shape[0]])
     taken = (np.zeros(sizes[0], dtype=np.bool_), np.zeros(sizes[1], dtype=np.bool_))
@@ -115,8 +118,8 @@ def _pack(
     for h in range(hosts):
         if left == 0:
             break
-        free_cpu = 1.0
-        free_mem = 1.0
+        free_cpu = 1.0 - used_cpu[h]
+        free_mem = 1.0 - used_mem[h]
         while left > 0:
             preferred = 1 if free_mem > free_cpu else 0
             placed = False
@@ -145,17 +148,39 @@ def _pack(
     return bool(left == 0)
 
 
-def pack_at_yield(instance: Instance, yield_: float, variant: int = 8) -> IntArray | None:
+def pack_at_yield(
+    instance: Instance, yield_: float, variant: int = 8, fixed: IntArray | None = None
+) -> IntArray | None:
     """The host of every task when MCB``variant`` packs the instance with every CPU need
-    scaled by ``yield_``; None when some task is left over."""
+    scaled by ``yield_``; None when some task is left over.
+
+    ``fixed`` (one entry per task, -1 for a free task) pins tasks to their hosts: they
+    take their share of the host first and MCB places only the others (paper ``002``
+    section 4.3: MINVT/MINFT keep a young job's mapping while it keeps running).
+    """
     _check_variant(variant)
     cpu = instance.task_cpu * yield_
     mem = instance.task_memory
-    cpu_list, mem_list = _sorted_lists(cpu, mem, variant)
     host_of = np.full(instance.n_tasks, -1, dtype=np.int64)
-    if bool(_pack(cpu, mem, cpu_list, mem_list, instance.hosts, FIT_EPS, host_of)):
-        return host_of
-    return None
+    used_cpu = np.zeros(instance.hosts)
+    used_mem = np.zeros(instance.hosts)
+    free = np.ones(instance.n_tasks, dtype=bool)
+    if fixed is not None:
+        pinned = np.asarray(fixed, dtype=np.int64) >= 0
+        free = ~pinned
+        host_of[pinned] = fixed[pinned]
+        np.add.at(used_cpu, host_of[pinned], cpu[pinned])
+        np.add.at(used_mem, host_of[pinned], mem[pinned])
+        if (used_cpu > 1.0 + FIT_EPS).any() or (used_mem > 1.0 + FIT_EPS).any():
+            return None
+    cpu_list, mem_list = _sorted_lists(cpu, mem, variant)
+    if not free.all():
+        cpu_list = cpu_list[free[cpu_list]]
+        mem_list = mem_list[free[mem_list]]
+    placed = _pack(
+        cpu, mem, cpu_list, mem_list, instance.hosts, FIT_EPS, host_of, used_cpu, used_mem
+    )
+    return host_of if bool(placed) else None
 
 
 def yield_upper_bound(instance: Instance) -> float:
@@ -165,27 +190,31 @@ def yield_upper_bound(instance: Instance) -> float:
 
 
 def mcb_mapping(
-    instance: Instance, variant: int = 8, accuracy: float = ACCURACY
+    instance: Instance,
+    variant: int = 8,
+    accuracy: float = ACCURACY,
+    fixed: IntArray | None = None,
 ) -> IntArray | None:
     """The mapping MCB``variant`` finds with the binary search on the yield of ``003``
-    (section 3.4); None when it cannot place the tasks even by memory alone."""
+    (section 3.4); None when it cannot place the tasks even by memory alone. ``fixed``
+    pins tasks as in :func:`pack_at_yield`."""
     _check_variant(variant)
     if instance.task_memory.sum() > instance.hosts + FIT_EPS * instance.n_tasks:
         return None  # not even a fractional packing of the memory exists
     hi = yield_upper_bound(instance)
-    best = pack_at_yield(instance, hi, variant)
+    best = pack_at_yield(instance, hi, variant, fixed)
     if best is not None:
         return best
     lo = 0.0
     while hi - lo > accuracy:
         mid = 0.5 * (lo + hi)
-        found = pack_at_yield(instance, mid, variant)
+        found = pack_at_yield(instance, mid, variant, fixed)
         if found is None:
             hi = mid
         else:
             lo, best = mid, found
     if best is None:
-        best = pack_at_yield(instance, 0.0, variant)
+        best = pack_at_yield(instance, 0.0, variant, fixed)
     return best
 
 
@@ -213,13 +242,16 @@ def mcb_online(
     priority: FloatArray,
     variant: int = 8,
     step: YieldStep = YieldStep.MIN,
+    fixed: IntArray | None = None,
 ) -> OnlinePacking:
     """Pack as many jobs as MCB can, dropping the lowest-priority job while no yield works.
 
     This is how ``000`` (DYNMCB8) and ``002`` apply MCB8 at a scheduling event: the jobs
     removed are paused. ``priority`` has one value per job (larger is more urgent, ``inf``
     allowed); ties are broken by dropping the later job. ``step`` defaults to OPT=MIN,
-    which ``002`` found never worse than OPT=AVG online.
+    which ``002`` found never worse than OPT=AVG online. ``fixed`` (one entry per task of
+    ``instance``, -1 for a free task) pins the tasks of jobs that must keep their mapping
+    if they keep running; a removed job's pins go with it.
     """
     _check_variant(variant)
     prio = np.asarray(priority, dtype=np.float64)
@@ -227,10 +259,22 @@ def mcb_online(
         raise ValueError(f"priority must be {instance.n_jobs} numbers (one per job, no NaN)")
     # removal order: lowest priority first, later job first among equals
     order = np.lexsort((-np.arange(instance.n_jobs), prio))
-    for dropped in range(instance.n_jobs):
+    # the fewest drops that leave the kept jobs' memory within the hosts (a necessary
+    # condition), so hopeless subsets are not packed at all
+    job_memory = instance.memory * instance.tasks
+    left = np.concatenate([np.cumsum(job_memory[order][::-1])[::-1], [0.0]])
+    first = int(np.argmax(left <= instance.hosts + FIT_EPS * instance.n_tasks))
+    for dropped in range(first, instance.n_jobs):
         kept = np.sort(order[dropped:])
         sub = instance.subset(kept)
-        host = mcb_mapping(sub, variant)
+        keep = np.zeros(instance.n_jobs, dtype=bool)
+        keep[kept] = True
+        pins = None if fixed is None else fixed[keep[instance.task_job]]
+        # MCB finds a mapping exactly when the tasks pack by memory alone (yield 0), so
+        # test that with one packing before the binary search on the yield
+        if pack_at_yield(sub, 0.0, variant, pins) is None:
+            continue
+        host = mcb_mapping(sub, variant, fixed=pins)
         if host is not None:
             allocation = Allocation(sub, host, step_yields(sub, host, step), f"MCB{variant}")
             return OnlinePacking(kept, np.sort(order[:dropped]), allocation)

@@ -63,7 +63,7 @@ def _pairs(instance: Instance, host: IntArray) -> tuple[IntArray, IntArray, Floa
 
 
 def _fit_to_hosts(
-    instance: Instance, host: IntArray, yields: FloatArray, floor: float
+    instance: Instance, host: IntArray, yields: FloatArray, floor: float | FloatArray
 ) -> FloatArray:
     """Shrink the part of each yield above ``floor`` so that no host is over capacity.
 
@@ -71,8 +71,9 @@ def _fit_to_hosts(
     excess of every job by the smallest ratio over its hosts removes that exactly.
     """
     jobs, hosts, cost = _pairs(instance, host)
+    floor = np.broadcast_to(np.asarray(floor, dtype=np.float64), yields.shape)
     extra = yields - floor
-    base = np.bincount(hosts, weights=cost * floor, minlength=instance.hosts)
+    base = np.bincount(hosts, weights=cost * floor[jobs], minlength=instance.hosts)
     added = np.bincount(hosts, weights=cost * extra[jobs], minlength=instance.hosts)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(added > 0, (1.0 - base) / added, np.inf)
@@ -83,15 +84,22 @@ def _fit_to_hosts(
     return out
 
 
-def max_min_yields(instance: Instance, host: IntArray) -> FloatArray:
+def max_min_yields(
+    instance: Instance, host: IntArray, start: FloatArray | None = None
+) -> FloatArray:
     """OPT=MIN: the max-min fair yields of a mapping, by progressive filling.
 
     In the result every job either has yield 1 or sits on a saturated host on which no
-    job has a higher yield; the smallest yield is :func:`max_min_yield`.
+    job has a higher yield; the smallest yield is :func:`max_min_yield`. With ``start``
+    (yields that fit the hosts already), filling raises every job from its start value.
     """
     jobs, hosts, cost = _pairs(instance, host)
-    yields = np.zeros(instance.n_jobs)
-    used = np.zeros(instance.hosts)
+    yields: FloatArray = (
+        np.zeros(instance.n_jobs) if start is None else np.array(start, dtype=np.float64)
+    )
+    used = np.bincount(hosts, weights=cost * yields[jobs], minlength=instance.hosts).astype(
+        np.float64
+    )
     active = np.ones(instance.n_jobs, dtype=bool)
     while active.any():
         rate = np.bincount(hosts, weights=cost * active[jobs], minlength=instance.hosts)
@@ -106,7 +114,8 @@ def max_min_yields(instance: Instance, host: IntArray) -> FloatArray:
         frozen |= yields >= 1.0 - _EPS
         active &= ~frozen
     yields[yields >= 1.0 - _EPS] = 1.0
-    return _fit_to_hosts(instance, host, yields, float(yields.min()))
+    floor = float(yields.min()) if start is None else np.minimum(start, yields)
+    return _fit_to_hosts(instance, host, yields, floor)
 
 
 def average_yields(
