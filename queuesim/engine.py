@@ -227,7 +227,8 @@ class Context:
         """Work each of ``jobs`` has done so far (seconds at rate 1; its virtual time)."""
         sim = self._sim
         left = sim.work_left[jobs] - (self.now - sim.last_update[jobs]) * sim.rate[jobs]
-        done: np.ndarray = sim.work[jobs] - left
+        started = sim.state[jobs] >= _RUNNING
+        done: np.ndarray = np.where(started, sim.work[jobs] - left, 0.0)
         return done
 
     def count(self, counter: str, n: int = 1) -> None:

@@ -207,6 +207,27 @@ def test_virtual_time_is_the_integrated_rate_as_in_paper_002s_example() -> None:
     assert result.jobs["end"].tolist() == [160 + 975 / 0.5]
 
 
+def test_a_job_that_has_not_started_has_done_no_work_and_infinite_priority() -> None:
+    # B waits behind A (memory) from 50 to 100; while it waits, its virtual time is 0
+    site = make_site(((1, 4),), estimate="exact", kill_at_walltime=False)
+    workload = dfrs_workload([T(1, 0, 100, mem=0.6), T(2, 50, 10, mem=0.6)], site)
+    seen: list[float] = []
+    policy = make_policy("Greedy*", {"penalty": 0})
+    schedule = policy.schedule
+
+    def watch(ctx: Any) -> None:
+        if ctx.now == 99.0 or ctx.now == 60.0:
+            seen.append(float(ctx.work_done(np.array([1]))[0]))
+        schedule(ctx)
+        if ctx.now == 50.0:
+            ctx.wake_at(60.0)
+
+    policy.schedule = watch  # type: ignore[method-assign]
+    Simulation(site, workload, policy).run()
+    assert seen == [0.0]
+    assert priority(np.array([10.0]), np.array([0.0]))[0] == np.inf
+
+
 def test_ties_in_priority_drop_the_later_submission_first() -> None:
     assert removal_order(np.array([2.0, 1.0, 1.0, np.inf, np.inf])).tolist() == [2, 1, 0, 4, 3]
 
