@@ -516,12 +516,18 @@ def cmd_import_machines(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_study(args: argparse.Namespace, console: Console) -> int:
+    if args.study == "dfrs":
+        from queuesim import study_dfrs
+
+        return study_dfrs.run_study_command(args, console)
     from queuesim.study_dpsa import run_study_command
 
     return run_study_command(args, console)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from queuesim.study_dfrs import add_arguments as add_dfrs_arguments
+
     parser = argparse.ArgumentParser(
         prog="queuesim",
         description="Replay a job trace against a site model and a scheduling policy, and "
@@ -812,7 +818,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     study = sub.add_parser(
         "study",
-        help="reproduce a paper's experiment on the real traces (dpsa: paper 001)",
+        help="reproduce a paper's experiment (dpsa: paper 001; dfrs: papers 000 and 002)",
+    )
+    studies = study.add_subparsers(dest="study", metavar="STUDY", required=True)
+    dpsa = studies.add_parser(
+        "dpsa",
+        help="EASY against DPSA's variants on the real traces (paper 001)",
         description=textwrap.fill(
             "dpsa: replay the real traces (default: SDSC-SP2-1998, SDSC-Par-1996, "
             "LLNL-Thunder-2007, LLNL-Atlas-2006, HPC2N-2002, KTH-SP2, CTC-SP2, from --workloads) "
@@ -823,41 +834,55 @@ def build_parser() -> argparse.ArgumentParser:
             width=88,
         ),
     )
-    study.add_argument("study", choices=["dpsa"], help="which study (dpsa: paper 001)")
-    study.add_argument(
+    dpsa.add_argument(
         "--trace",
         action="append",
         default=[],
         metavar="NAME",
         help="trace file name or its start, e.g. KTH-SP2 (repeat); default: the seven above",
     )
-    study.add_argument(
+    dpsa.add_argument(
         "--bound-ms", type=float, default=0.0, help="wall-time bound of one search, ms (0: none)"
     )
-    study.add_argument(
+    dpsa.add_argument(
         "--bound-nodes",
         type=int,
         default=100_000,
         help="subsets one search may form (0: none); default 100000",
     )
-    study.add_argument(
+    dpsa.add_argument(
         "--out",
         default="reports/dpsa",
         metavar="DIR",
         help="write study.md and study.csv here (reports/dpsa)",
     )
-    study.add_argument(
+    dpsa.add_argument(
         "--estimate",
         choices=("requested", "exact"),
         help="runtime estimates for every site instead of the site files' own",
     )
-    study.add_argument("--workloads", metavar="DIR", help="folder of the real traces")
-    study.add_argument("--site-configs", metavar="DIR", help="folder of the site files")
-    study.add_argument(
+    dpsa.add_argument("--workloads", metavar="DIR", help="folder of the real traces")
+    dpsa.add_argument("--site-configs", metavar="DIR", help="folder of the site files")
+    dpsa.add_argument(
         "--workers", type=int, metavar="N", help="processes; default: the local cores"
     )
-    study.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    study.set_defaults(handler=cmd_study)
+    dpsa.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    dpsa.set_defaults(handler=cmd_study)
+    dfrs = studies.add_parser(
+        "dfrs",
+        help="DFRS against batch scheduling: degradation from the stretch bound (papers 000, 002)",
+        description=textwrap.fill(
+            "Generate seeded Lublin-Feitelson traces per load level for 128 quad-core nodes "
+            "and cut the first HPC2N weeks, compute each instance's offline lower bound on the "
+            "maximum stretch (cached), replay every instance under FCFS, EASY and the DFRS "
+            "algorithms with and without the rescheduling penalty in parallel, and write "
+            "study.md (average, std and max degradation from bound and degradation factor), "
+            "study.csv and degradation-vs-load.png into --out atomically.",
+            width=88,
+        ),
+    )
+    add_dfrs_arguments(dfrs)
+    dfrs.set_defaults(handler=cmd_study)
     return parser
 
 
