@@ -482,6 +482,13 @@ class Simulation:
             listener.job_started(job, int(self._cpus[job]), alloc, now)
         if self.allocation_log is not None:
             self.allocation_log[job] = alloc
+        self._mark_running(job)
+        self.push(now + self.work_left[job] / self.rate[job], EventKind.FINISH, job)
+
+    def _mark_running(self, job: int) -> None:
+        """Book a waiting job as started now (batch or time-shared): its times and its
+        place in the list of running jobs."""
+        now = self.ctx.now
         self.state[job] = _RUNNING
         self.start_time[job] = now
         self.est_end[job] = now + self._estimate[job]
@@ -490,7 +497,6 @@ class Simulation:
         self.run_ids[self.nrun] = job
         self.run_pos[job] = self.nrun
         self.nrun += 1
-        self.push(now + self.work_left[job] / self.rate[job], EventKind.FINISH, job)
 
     def _store_pools(self, job: int, alloc: Allocation) -> None:
         k = alloc.pools.shape[0]
@@ -570,16 +576,9 @@ class Simulation:
                 raise PolicyViolation(f"job {self._job_id(job)} waits: there is nothing to pause")
             shared.place(job, hosts)
             self.time_shared[job] = True
-            self.state[job] = _RUNNING
-            self.start_time[job] = now
-            self.est_end[job] = now + self._estimate[job]
-            self.last_update[job] = now
+            self._mark_running(job)
             self.rate[job] = 0.0  # the policy gives it a rate
             self.version[job] += 1
-            self.nwaiting -= 1
-            self.run_ids[self.nrun] = job
-            self.run_pos[job] = self.nrun
-            self.nrun += 1
             return
         if state != _RUNNING or job in self.allocs:
             raise PolicyViolation(

@@ -119,7 +119,7 @@ class _Plan:
         tasks = int(nodes.tasks[job])
         need = float(nodes.cpu_need[job])
         mem = float(nodes.mem_fraction[job])
-        if mem > 0 and np.floor((self.free + _EPS) / mem).sum() < tasks:
+        if not self._has_slots(job, self.free):
             return None  # not enough memory slots: no need to try
         load = self.load.copy()
         free = self.free.copy()
@@ -140,10 +140,13 @@ class _Plan:
         free = self.free.copy()
         for other in paused:
             np.add.at(free, self.mapping[other], nodes.mem_fraction[other])
-        mem = float(nodes.mem_fraction[job])
-        if mem <= 0:
-            return True
-        return bool(np.floor((free + _EPS) / mem).sum() >= nodes.tasks[job])
+        return self._has_slots(job, free)
+
+    def _has_slots(self, job: int, free: FloatArray) -> bool:
+        """Whether the nodes' ``free`` memory holds a slot for each of ``job``'s tasks
+        (tasks are identical, so this is exactly when Greedy can place them all)."""
+        mem = float(self.nodes.mem_fraction[job])
+        return mem <= 0 or bool(np.floor((free + _EPS) / mem).sum() >= self.nodes.tasks[job])
 
     def assign(self, job: int, hosts: IntArray) -> None:
         self.mapping[job] = hosts
@@ -158,15 +161,8 @@ class _Plan:
 
 def _same_nodes(a: IntArray, b: IntArray) -> int:
     """How many tasks stay put between two mappings of one job (tasks are identical)."""
-    hosts = np.union1d(a, b)
-    return int(
-        np.minimum(
-            np.searchsorted(np.sort(a), hosts, side="right")
-            - np.searchsorted(np.sort(a), hosts, side="left"),
-            np.searchsorted(np.sort(b), hosts, side="right")
-            - np.searchsorted(np.sort(b), hosts, side="left"),
-        ).sum()
-    )
+    size = int(max(a.max(), b.max())) + 1
+    return int(np.minimum(np.bincount(a, minlength=size), np.bincount(b, minlength=size)).sum())
 
 
 @register("dfrs")
@@ -266,7 +262,7 @@ class Dfrs:
                 if spec.on_submit is OnSubmit.MCB8:
                     self._repack(ctx, plan)
                 else:
-                    self._resume(ctx, plan, self._unmapped(plan))
+                    self._resume(ctx, plan, self._unmapped(plan.mapping))
             due = [j for j, t in self.retry_at.items() if t <= now and j not in plan.mapping]
             if due:
                 self._resume(ctx, plan, due)
@@ -288,8 +284,9 @@ class Dfrs:
             order = order[::-1]
         return [int(j) for j in ordered[order]]
 
-    def _unmapped(self, plan: _Plan) -> list[int]:
-        return sorted(j for j in self.system if j not in plan.mapping)
+    def _unmapped(self, mapping: dict[int, IntArray]) -> list[int]:
+        """Jobs in the system on no node (waiting or paused), in submission order."""
+        return sorted(j for j in self.system if j not in mapping)
 
     def _submit(self, ctx: Context, plan: _Plan, job: int) -> None:
         hosts = plan.fit(job)
@@ -480,14 +477,11 @@ class Dfrs:
         spec = self.spec
         if spec.periodic is not Periodic.NONE or (spec.on_completion and self.mapping):
             return
-        for job in self._unmapped_jobs():
+        for job in self._unmapped(self.mapping):
             if self.retry_at.get(job, -np.inf) <= ctx.now:
                 self.failures[job] += 1
                 delay = backoff_delay(int(self.failures[job]), self.backoff_cap)
                 self.retry_at[job] = ctx.now + delay
-
-    def _unmapped_jobs(self) -> list[int]:
-        return sorted(j for j in self.system if j not in self.mapping)
 
     def _hand_out_yields(self, ctx: Context) -> None:
         jobs = np.array(sorted(self.mapping), dtype=np.int64)
