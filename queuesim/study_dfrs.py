@@ -283,12 +283,6 @@ def bound_digest(jobs: pd.DataFrame, hosts: int) -> str:
     return digest.hexdigest()[:16]
 
 
-def bound_table(jobs: pd.DataFrame) -> pd.DataFrame:
-    """The DFRS job table of a prepared workload (:data:`queuesim.dfrs.bound.JOB_COLUMNS`)."""
-    table = jobs[["submit", "runtime", "tasks", "cpu_need", "mem_fraction"]]
-    return table.rename(columns={"mem_fraction": "memory"})
-
-
 def _load_instance(instance: Instance) -> tuple[Site, Workload]:
     from queuesim.site import load_site
     from queuesim.workload import load_workload
@@ -425,12 +419,13 @@ def write_bound_cache(path: Path, bounds: dict[str, BoundFigures]) -> None:
 def compute_bound(instance: Instance) -> BoundFigures:
     """The lower bound of one instance (module level: worker processes run it)."""
     from queuesim.dfrs.bound import max_stretch_bound_bracket
+    from queuesim.dfrs.run_metrics import annotated_table
 
     _, workload = _load_instance(instance)
     digest = bound_digest(workload.jobs, instance.hosts)
     started = time.perf_counter()
     bracket = max_stretch_bound_bracket(
-        bound_table(workload.jobs), instance.hosts, tau=TAU, rtol=RTOL
+        annotated_table(workload.jobs), instance.hosts, tau=TAU, rtol=RTOL
     )
     return BoundFigures(
         instance=instance.name,
@@ -448,6 +443,7 @@ def run_one(instance: Instance, algorithm: AlgorithmSpec, penalty: float | None)
     and measure its maximum bounded stretch."""
     from queuesim.api import simulate
     from queuesim.dfrs.metrics import max_stretch
+    from queuesim.dfrs.run_metrics import annotated_table
 
     site, workload = _load_instance(instance)
     params = None if penalty is None else {"penalty": _penalty_value(penalty)}
@@ -461,7 +457,7 @@ def run_one(instance: Instance, algorithm: AlgorithmSpec, penalty: float | None)
         raise RuntimeError(
             f"{instance.name} / {algorithm.label}: the result's jobs are not the workload's"
         )
-    stretch = max_stretch(bound_table(workload.jobs), jobs["end"].to_numpy(), tau=TAU)
+    stretch = max_stretch(annotated_table(workload.jobs), jobs["end"].to_numpy(), tau=TAU)
     counters = result.counters
     return RunFigures(
         instance=instance.name,

@@ -46,19 +46,17 @@ class DfrsMetrics:
         return values
 
 
+def annotated_table(jobs: pd.DataFrame) -> pd.DataFrame:
+    """The DFRS job table (:data:`queuesim.dfrs.bound.JOB_COLUMNS`: submit, runtime, tasks,
+    cpu_need, memory) of a job frame with the annotation columns, e.g. a workload's."""
+    table = jobs[["submit", "runtime", "tasks", "cpu_need", "mem_fraction"]]
+    return table.rename(columns={"mem_fraction": "memory"})
+
+
 def dfrs_table(result: Result) -> pd.DataFrame:
-    """The run's jobs as the DFRS metrics read them: submit, runtime (the job's work),
-    tasks, cpu_need, memory."""
-    jobs = result.workload.jobs
-    return pd.DataFrame(
-        {
-            "submit": result.jobs["submit"].to_numpy(),
-            "runtime": result.jobs["runtime"].to_numpy(),
-            "tasks": jobs["tasks"].to_numpy(),
-            "cpu_need": jobs["cpu_need"].to_numpy(),
-            "memory": jobs["mem_fraction"].to_numpy(),
-        }
-    )
+    """The run's jobs as the DFRS metrics read them, with each job's runtime as the run
+    reports it (its work)."""
+    return annotated_table(result.workload.jobs.assign(runtime=result.jobs["runtime"].to_numpy()))
 
 
 def dfrs_metrics(
