@@ -1,9 +1,8 @@
 """Scheduling policies, installed as ``queuesim.policies``; importing this package
-registers the built-in ones (see :mod:`queuesim.policy`)."""
+registers the built-in ones (see :mod:`queuesim.policies.registry`)."""
 
 from queuesim.policies import backfill as backfill
 from queuesim.policies import dpsa as dpsa
-
-from queuesim.dfrs import online as online
+from queuesim.policies.dfrs import online as online
 
 __all__ = ["backfill", "dpsa", "online"]

@@ -1,7 +1,7 @@
 """FCFS, EASY and conservative backfilling: one backfill loop, three reservation depths.
 
 All three place the waiting jobs, in the site's order, into the availability profile of
-the running jobs (:func:`queuesim.profile.plan_pass`) and start those planned to start now:
+the running jobs (:func:`queuesim.core.profile.plan_pass`) and start those planned to start now:
 
 * ``fcfs`` stops at the first job that cannot start (no backfilling);
 * ``easy`` gives a reservation to the first job that cannot start and starts later jobs
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 import numpy as np
+from queuesim.policies.registry import register
 
-from queuesim.engine import Context
-from queuesim.policy import register
-from queuesim.profile import plan_pass
+from queuesim.core.engine import Context
+from queuesim.core.profile import plan_pass
 
 
 def backfill_pass(
@@ -43,7 +43,7 @@ def backfill_pass(
     number), so the promise can be checked against the start it finally got. Without
     ``compress`` the promises are kept where they are (for when nothing ended since they
     were made). With ``greedy`` a reservation blocks every node that could serve its job
-    until it starts (see :func:`~queuesim.profile.plan_pass`). Queue limits are checked for
+    until it starts (see :func:`~queuesim.core.profile.plan_pass`). Queue limits are checked for
     every start, and the jobs they held back are recorded with the run. Returns whether
     the pass planned at all.
     """

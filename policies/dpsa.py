@@ -13,13 +13,13 @@ One scheduling pass follows the paper's Fig. 2:
    the most CPUs free now (lines 11 and 15-29, :func:`best_subset`); start it (line 12).
 
 Both plannings use the one availability profile and backfill loop of
-:mod:`queuesim.profile`; nothing here places a job by itself:
+:mod:`queuesim.core.profile`; nothing here places a job by itself:
 
-* steps 1 and 2 are :func:`~queuesim.profile.plan_pass` with reservation depth 1 (EASY);
+* steps 1 and 2 are :func:`~queuesim.core.profile.plan_pass` with reservation depth 1 (EASY);
   of its plan DPSA keeps the jobs before the head and the head's reservation, and ignores
   EASY's own backfilling choices;
 * step 3's capacities and eligibility come from
-  :func:`~queuesim.profile.room_beside_plan`, which books that plan and asks the profile,
+  :func:`~queuesim.core.profile.room_beside_plan`, which books that plan and asks the profile,
   job by job, whether each could start now beside it (memory and queue node sets included);
 * the chosen subset is then planned by ``plan_pass`` again - the jobs before the head, the
   head, then the chosen jobs with depth 1 - so every start is checked against the head's
@@ -59,10 +59,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from queuesim.policies.registry import register
 
-from queuesim.engine import Context
-from queuesim.policy import register
-from queuesim.profile import plan_pass, room_beside_plan, tiny_job_arrays, tiny_profile_state
+from queuesim.core.engine import Context
+from queuesim.core.profile import plan_pass, room_beside_plan, tiny_job_arrays, tiny_profile_state
 
 # relative: ruff's isort cannot place queuesim.policies (mapped from the policies/ folder)
 from .dpsa_search import best_subset, search_order

@@ -4,20 +4,20 @@ what changes for whom.
 The Python API mirrors the command line: :func:`simulate` returns a :class:`Result`
 (per-job table and run facts); :func:`metrics_of` computes its metrics; :func:`compare`
 runs one workload through several setups and returns a :class:`Comparison` (tables,
-wait changes against a baseline, heatmaps: see :mod:`queuesim.comparison` and
-:func:`queuesim.heatmap.wait_grid`).
+wait changes against a baseline, heatmaps: see :mod:`queuesim.results.comparison` and
+:func:`queuesim.results.heatmap.wait_grid`).
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from queuesim.api import metrics_of, simulate
-from queuesim.comparison import Comparison, Setup, compare
-from queuesim.engine import Result
-from queuesim.metrics import Metrics, compute_metrics
-from queuesim.site import Site, load_site
-from queuesim.workload import CleaningOptions, Workload, load_workload
+from queuesim.common.version import __version__
+from queuesim.core.result import Result
+from queuesim.core.workload import CleaningOptions, Workload, load_workload
+from queuesim.results.comparison import Comparison
+from queuesim.results.metrics import Metrics, compute_metrics
+from queuesim.site.model import Site, load_site
+from queuesim.studies.compare import Setup, compare
+from queuesim.studies.simulate import metrics_of, simulate
 
 __all__ = [
     "CleaningOptions",

@@ -2,7 +2,7 @@
 
 Tests describe jobs the way one draws a schedule on paper - id, submit time, runtime, CPUs,
 requested time, user - and these helpers turn them into a :class:`Site`, a prepared
-:class:`Workload` (through the real SWF cleaning path, :func:`queuesim.workload.prepare`)
+:class:`Workload` (through the real SWF cleaning path, :func:`queuesim.core.workload.prepare`)
 and a finished simulation.
 
 Memory is written in KiB: a job's ``mem`` is the SWF's requested memory per processor
@@ -19,12 +19,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from queuesim.policies.registry import Policy, make_policy
 
-from queuesim.engine import Result, Simulation
-from queuesim.policy import Policy, make_policy
-from queuesim.site import Site
-from queuesim.swf import SWF_FIELDS, SwfHeader, SwfTrace
-from queuesim.workload import Workload, prepare
+from queuesim.core.engine import Simulation
+from queuesim.core.result import Result
+from queuesim.core.workload import Workload, prepare
+from queuesim.site.model import Site
+from queuesim.traces.swf import SWF_FIELDS, SwfHeader, SwfTrace
 
 KIB = 1024
 

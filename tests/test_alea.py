@@ -1,4 +1,4 @@
-"""Tests of the Alea / MetaCentrum readers (queuesim.alea) and `queuesim import-machines`."""
+"""Tests of the Alea / MetaCentrum readers (alea_machines, alea_swf) and import-machines."""
 
 from __future__ import annotations
 
@@ -9,21 +9,19 @@ import numpy as np
 import pytest
 import yaml
 
-from queuesim.alea import (
-    ALEA_EXTRA_COLUMNS,
+from queuesim.cli import main
+from queuesim.common.errors import WorkloadError
+from queuesim.site.alea_machines import (
     MachineGroup,
     clusters_yaml,
     format_memory,
-    parse_nodespec,
-    read_alea_swf,
     read_machines,
     read_mwf,
-    read_trace,
 )
-from queuesim.cli import main
-from queuesim.errors import WorkloadError
-from queuesim.site import Cluster
-from queuesim.swf import SWF_FIELDS
+from queuesim.site.model import Cluster
+from queuesim.traces.alea_swf import ALEA_EXTRA_COLUMNS, parse_nodespec, read_alea_swf
+from queuesim.traces.registry import read_trace
+from queuesim.traces.swf import SWF_FIELDS
 
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER_SECTIONS = {

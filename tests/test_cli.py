@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 from queuesim.cli import main
-from queuesim.site import load_site
-from queuesim.swf import read_swf
-from queuesim.workload import CLEANING_REASONS, load_workload
+from queuesim.core.workload import CLEANING_REASONS, load_workload
+from queuesim.site.model import load_site
+from queuesim.traces.swf import read_swf
 
 REPO = Path(__file__).resolve().parents[1]
 KTH_SITE = REPO / "site-configs" / "kth-sp2.yaml"

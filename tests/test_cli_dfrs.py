@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from queuesim.policies.dfrs.instance import allocation_problems, instance_from_dict, load_instance
+from queuesim.policies.dfrs.offline import known_algorithms, lp_bound
 
 from queuesim.cli import EXAMPLES, build_parser, main
-from queuesim.dfrs import annotate
-from queuesim.dfrs.instance import allocation_problems, instance_from_dict, load_instance
-from queuesim.dfrs.offline import known_algorithms, lp_bound
-from queuesim.lublin import offered_load
+from queuesim.traces import dfrs_annotation as annotate
+from queuesim.traces.lublin import offered_load
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "workloads" / "dfrs-instance-example.yaml"

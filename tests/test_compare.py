@@ -16,20 +16,18 @@ import pytest
 
 import queuesim
 from queuesim.cli import main
-from queuesim.comparison import (
+from queuesim.common.errors import QueuesimError
+from queuesim.reports.terminal import format_metric
+from queuesim.results.comparison import (
     AGAINST_COLUMNS,
     LOSER_COLUMNS,
     METRIC_COLUMNS,
     CompareError,
-    Setup,
     against_baseline,
     best_setups,
-    compare,
     losers,
-    setups_for,
 )
-from queuesim.errors import QueuesimError
-from queuesim.render_terminal import format_metric
+from queuesim.studies.compare import Setup, compare, setups_for
 
 REPO = Path(__file__).resolve().parents[1]
 KTH_SITE = REPO / "site-configs" / "kth-sp2.yaml"

@@ -19,13 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from queuesim.dfrs.bound import (
-    DfrsJobs,
-    max_stretch_bound_bracket,
-    max_stretch_lower_bound,
-    stretch_is_achievable,
-)
-from queuesim.dfrs.metrics import (
+from queuesim.results.stretch import (
     SUMMARY_COLUMNS,
     bounded_stretch,
     degradation_factors,
@@ -34,6 +28,12 @@ from queuesim.dfrs.metrics import (
     normalized_underutilization,
     summarize_degradation,
     underutilization,
+)
+from queuesim.results.stretch_bound import (
+    DfrsJobs,
+    max_stretch_bound_bracket,
+    max_stretch_lower_bound,
+    stretch_is_achievable,
 )
 
 RTOL = 1e-3

@@ -1,4 +1,4 @@
-"""The DFRS online policy (queuesim.dfrs.online) on the engine's progress rates.
+"""The DFRS online policy (queuesim.policies.dfrs.online) on the engine's progress rates.
 
 Hand-computed schedules check Greedy, GreedyP, GreedyPM, the back-off and the rescheduling
 penalty; hypothesis checks on generated workloads that memory is never overcommitted,
@@ -19,17 +19,18 @@ import pytest
 from builders import J, make_site, make_trace
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from queuesim.policies.dfrs.names import Algorithm, OnSubmit, Opt, Periodic, parse_algorithm
+from queuesim.policies.dfrs.online import backoff_delay, priority, removal_order
+from queuesim.policies.registry import make_policy
 
-from queuesim.dfrs.bound import max_stretch_lower_bound
-from queuesim.dfrs.metrics import max_stretch
-from queuesim.dfrs.names import Algorithm, OnSubmit, Opt, Periodic, parse_algorithm
-from queuesim.dfrs.online import backoff_delay, priority, removal_order
-from queuesim.dfrs.run_metrics import dfrs_metrics, dfrs_table
-from queuesim.engine import Result, Simulation
-from queuesim.errors import ConfigError, QueuesimWarning
-from queuesim.policy import make_policy
-from queuesim.site import Site
-from queuesim.workload import Workload, prepare
+from queuesim.common.errors import ConfigError, QueuesimWarning
+from queuesim.core.engine import Simulation
+from queuesim.core.result import Result
+from queuesim.core.workload import Workload, prepare
+from queuesim.results.stretch import max_stretch
+from queuesim.results.stretch_bound import max_stretch_lower_bound
+from queuesim.results.time_shared import dfrs_metrics, dfrs_table
+from queuesim.site.model import Site
 
 
 @dataclass(frozen=True)

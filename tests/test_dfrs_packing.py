@@ -16,9 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scipy.optimize import linprog
-
-from queuesim.dfrs.instance import (
+from queuesim.policies.dfrs.instance import (
     Allocation,
     Instance,
     InstanceError,
@@ -27,7 +25,7 @@ from queuesim.dfrs.instance import (
     instance_to_dict,
     load_instance,
 )
-from queuesim.dfrs.offline import (
+from queuesim.policies.dfrs.offline import (
     backtracking_mapping,
     greedy_mapping,
     known_algorithms,
@@ -36,8 +34,8 @@ from queuesim.dfrs.offline import (
     relaxation,
     solve,
 )
-from queuesim.dfrs.packing import mcb_mapping, mcb_online, warm_up
-from queuesim.dfrs.yields import (
+from queuesim.policies.dfrs.packing import mcb_mapping, mcb_online, warm_up
+from queuesim.policies.dfrs.yields import (
     YieldStep,
     average_yields,
     host_loads,
@@ -45,7 +43,9 @@ from queuesim.dfrs.yields import (
     max_min_yields,
     step_yields,
 )
-from queuesim.errors import ConfigError
+from scipy.optimize import linprog
+
+from queuesim.common.errors import ConfigError
 
 EXAMPLES = int(os.environ.get("QUEUESIM_PROPERTY_EXAMPLES", "40"))
 PROPERTY = settings(

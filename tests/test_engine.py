@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import queuesim.policies.registry as policy_module
+from queuesim.policies.registry import Policy, make_policy, register
 
-import queuesim.policy as policy_module
-from queuesim.engine import Context, Result, Simulation
-from queuesim.errors import ConfigError, PolicyViolation
-from queuesim.policy import Policy, make_policy, register
-from queuesim.site import Site
-from queuesim.workload import Workload, load_workload
+from queuesim.common.errors import ConfigError, PolicyViolation
+from queuesim.core.engine import Context, Simulation
+from queuesim.core.result import Result
+from queuesim.core.workload import Workload, load_workload
+from queuesim.site.model import Site
 
 Schedule = Callable[[Any, Context], None]
 

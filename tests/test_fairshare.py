@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from builders import KIB, J, make_site, make_workload, simulate
 
-from queuesim.cluster import Allocation
-from queuesim.fairshare import FairshareLedger
-from queuesim.site import Fairshare, Site, site_errors
+from queuesim.core.cluster import Allocation
+from queuesim.core.fairshare import FairshareLedger
+from queuesim.site.model import Fairshare, Site, site_errors
 
 GIB = 1024**3
 

@@ -17,8 +17,9 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from queuesim.api import simulate
-from queuesim.heatmap import (
+from queuesim.reports.heatmap_plot import COLORBAR_LABEL, EMPTY_LABEL, render_heatmap, write_heatmap
+from queuesim.reports.terminal import BLOCKS, EMPTY_CELL, heatmap_renderable
+from queuesim.results.heatmap import (
     DAY,
     WEEK,
     BinSpec,
@@ -30,8 +31,7 @@ from queuesim.heatmap import (
     scale_inverse,
     wait_grid,
 )
-from queuesim.heatmap_plot import COLORBAR_LABEL, EMPTY_LABEL, render_heatmap, write_heatmap
-from queuesim.render_terminal import BLOCKS, EMPTY_CELL, heatmap_renderable
+from queuesim.studies.simulate import simulate
 
 REPO = Path(__file__).resolve().parents[1]
 KTH_SITE = REPO / "site-configs" / "kth-sp2.yaml"
@@ -177,7 +177,7 @@ def test_png_and_svg_render_without_a_display(tmp_path: Path) -> None:
         "import sys; from pathlib import Path;"
         "sys.path.insert(0, sys.argv[1]);"
         "from test_heatmap import grids_with_an_empty_queue;"
-        "from queuesim.heatmap_plot import write_heatmap;"
+        "from queuesim.reports.heatmap_plot import write_heatmap;"
         "g = grids_with_an_empty_queue();"
         "write_heatmap(Path(sys.argv[2]) / 'h.png', g);"
         "write_heatmap(Path(sys.argv[2]) / 'h.svg', g);"

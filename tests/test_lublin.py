@@ -1,5 +1,5 @@
-"""Tests of the Lublin-Feitelson generator (queuesim.lublin) and the DFRS annotations
-(queuesim.dfrs.annotate).
+"""Tests of the Lublin-Feitelson generator (queuesim.traces.lublin) and the DFRS annotations
+(queuesim.traces.dfrs_annotation).
 
 Statistical tests use 10,000 seeded jobs and compare with what the model's parameters
 predict, with a tolerance of about four standard errors (each value is fixed by its seed,
@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from queuesim import lublin
-from queuesim.dfrs import annotate
-from queuesim.errors import WorkloadError
-from queuesim.swf import SWF_FIELDS, read_swf, write_swf
+from queuesim.common.errors import WorkloadError
+from queuesim.traces import dfrs_annotation as annotate
+from queuesim.traces import lublin
+from queuesim.traces.swf import SWF_FIELDS, read_swf, write_swf
 
 N_JOBS = 10_000
 

@@ -1,4 +1,4 @@
-"""Tests of queuesim.metrics: hand-computed cases, preconditions and properties."""
+"""Tests of queuesim.results.metrics: hand-computed cases, preconditions and properties."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from queuesim.metrics import Metrics, compute_metrics, per_user
+from queuesim.results.metrics import Metrics, compute_metrics, per_user
 
 # ---------------------------------------------------------------------------------------------
 # A small case worked out by hand.

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-import queuesim.output as output
-from queuesim.api import metrics_of, simulate
-from queuesim.atomic import atomic_path, atomic_write_text
-from queuesim.engine import Result
-from queuesim.metrics import Metrics
-from queuesim.output import JOB_CSV_COLUMNS, write_metrics, write_run
-from queuesim.workload import CLEANING_REASONS
+import queuesim.results.output as output
+from queuesim.common.atomic import atomic_path, atomic_write_text
+from queuesim.core.result import Result
+from queuesim.core.workload import CLEANING_REASONS
+from queuesim.results.metrics import Metrics
+from queuesim.results.output import JOB_CSV_COLUMNS, write_metrics, write_run
+from queuesim.studies.simulate import metrics_of, simulate
 
 REPO = Path(__file__).resolve().parents[1]
 KTH_SITE = REPO / "site-configs" / "kth-sp2.yaml"

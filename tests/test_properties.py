@@ -23,7 +23,7 @@ from builders import J, Run, make_site, make_workload, run_jobs, simulate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from queuesim.site import MemoryModel, Site
+from queuesim.site.model import MemoryModel, Site
 
 POLICIES = ("fcfs", "easy", "conservative")
 

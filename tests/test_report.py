@@ -23,14 +23,15 @@ from builders import J, make_workload
 from rich.cells import cell_len
 from rich.console import Console
 
-import queuesim.report as report_module
+import queuesim.reports.bundle as report_module
 from queuesim.cli import main
-from queuesim.comparison import AGAINST_COLUMNS, LOSER_COLUMNS, Comparison, setups_for
-from queuesim.comparison import compare as run_compare
-from queuesim.engine import Result
-from queuesim.render_terminal import print_comparison
-from queuesim.report import SECTIONS, ReportError, read_run_dir, write_bundle
-from queuesim.site import Site
+from queuesim.core.result import Result
+from queuesim.reports.bundle import SECTIONS, ReportError, read_run_dir, write_bundle
+from queuesim.reports.terminal import print_comparison
+from queuesim.results.comparison import AGAINST_COLUMNS, LOSER_COLUMNS, Comparison
+from queuesim.site.model import Site
+from queuesim.studies.compare import compare as run_compare
+from queuesim.studies.compare import setups_for
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).parent / "golden"

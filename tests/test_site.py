@@ -19,8 +19,8 @@ import numpy as np
 import pydantic
 import pytest
 
-from queuesim.errors import ConfigError
-from queuesim.site import EstimateSource, MemoryModel, Routing, Site, load_site, site_errors
+from queuesim.common.errors import ConfigError
+from queuesim.site.model import EstimateSource, MemoryModel, Routing, Site, load_site, site_errors
 
 REPO = Path(__file__).resolve().parents[1]
 SITE_DIR = REPO / "site-configs"
@@ -184,7 +184,7 @@ def test_every_listed_site_file_is_shipped() -> None:
 def test_dfrs_hpc2n_annotates_the_real_trace_by_paper_000s_rule(real_workloads: Path) -> None:
     # the site's 'dfrs: annotation: hpc2n' turns every job into tasks as the papers do, and
     # the batch view (tasks x cpu need x 2 cores) is the trace's own processor count
-    from queuesim.workload import load_workload
+    from queuesim.core.workload import load_workload
 
     workload = load_workload(
         real_workloads / DFRS_OF["dfrs-hpc2n.yaml"], site_named("dfrs-hpc2n.yaml")
@@ -200,7 +200,7 @@ def test_dfrs_hpc2n_annotates_the_real_trace_by_paper_000s_rule(real_workloads: 
 def test_setup_runs_all_but_a_few_jobs_of_its_trace(name: str, real_workloads: Path) -> None:
     # the few rejected: METACENTRUM-2009 jobs that ran a little over 30 days; a wagap job
     # asking for more memory than a node has
-    from queuesim.workload import CleaningOptions, load_workload
+    from queuesim.core.workload import CleaningOptions, load_workload
 
     workload = load_workload(
         real_workloads / SETUP_OF[name],

@@ -19,9 +19,9 @@ from builders import J, Run, make_workload, run_jobs, simulate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from queuesim.errors import ConfigError, PolicyViolation, WorkloadError
-from queuesim.site import Site, site_errors
-from queuesim.workload import CleaningOptions, prepare
+from queuesim.common.errors import ConfigError, PolicyViolation, WorkloadError
+from queuesim.core.workload import CleaningOptions, prepare
+from queuesim.site.model import Site, site_errors
 
 EXAMPLES = int(os.environ.get("QUEUESIM_PROPERTY_EXAMPLES", "40"))
 PROPERTY = settings(
@@ -134,7 +134,7 @@ def test_a_job_larger_than_its_queues_pool_is_rejected_as_over_limit() -> None:
 
 def test_engine_refuses_a_start_that_breaks_a_limit() -> None:
     # a policy that starts every waiting job at once, ignoring limits
-    from queuesim.engine import Context, Simulation
+    from queuesim.core.engine import Context, Simulation
 
     class Reckless:
         name = "reckless"
@@ -269,7 +269,7 @@ def test_reserved_jobs_zero_never_reserves_and_lets_small_jobs_overtake() -> Non
 
 
 def test_scan_rejects_an_unknown_anti_starvation_mode() -> None:
-    from queuesim.policy import make_policy
+    from queuesim.policies.registry import make_policy
 
     with pytest.raises(ConfigError, match="anti_starvation must be one of greedy, optimized"):
         make_policy("scan", {"anti_starvation": "lazy"})
@@ -433,7 +433,7 @@ HALF_LIFE = 500.0
 
 
 def decayed_usage(table: pd.DataFrame, user: int, t: float) -> float:
-    """``user``'s usage at ``t`` as the ledger defines it (queuesim.fairshare): a finished
+    """``user``'s usage at ``t`` as the ledger defines it (queuesim.core.fairshare): a finished
     job's CPU-seconds, entered at its end and halved every half-life since; a running
     job's CPU-seconds so far, not yet decayed."""
     total = 0.0
@@ -507,7 +507,7 @@ def test_alea_trace_is_routed_by_queue_name_and_keeps_its_nodes_x_ppn_shape(
 ) -> None:
     # two nodes of 4 CPUs. Job 1 asks 2:ppn=2 (two CPUs on each of two nodes), so job 2
     # (1:ppn=3) must wait for it although 4 CPUs are free in all; job 3 (1:ppn=2) fits.
-    from queuesim.workload import load_workload
+    from queuesim.core.workload import load_workload
 
     trace = tmp_path / "t.swf"
     trace.write_text(
@@ -540,7 +540,7 @@ def test_alea_trace_is_routed_by_queue_name_and_keeps_its_nodes_x_ppn_shape(
 
 
 def test_clusters_from_reads_the_clusters_file_beside_the_site_file(tmp_path: Path) -> None:
-    from queuesim.site import load_site
+    from queuesim.site.model import load_site
 
     (tmp_path / "clusters").mkdir()
     (tmp_path / "clusters" / "m.yaml").write_text(
@@ -561,7 +561,7 @@ def test_clusters_from_reads_the_clusters_file_beside_the_site_file(tmp_path: Pa
 
 
 def test_clusters_from_with_clusters_too_is_an_error(tmp_path: Path) -> None:
-    from queuesim.site import load_site
+    from queuesim.site.model import load_site
 
     site_file = tmp_path / "s.yaml"
     site_file.write_text(
@@ -574,7 +574,7 @@ def test_clusters_from_with_clusters_too_is_an_error(tmp_path: Path) -> None:
 def test_shipped_metacentrum_setups_differ_only_where_the_paper_says() -> None:
     # historic: 4 queues, greedy; conservative: 9 queues with priorities, greedy;
     # complex: the same queues, equal priority, fairshare, multi-resource, optimized
-    from queuesim.site import load_site
+    from queuesim.site.model import load_site
 
     configs = Path(__file__).parent.parent / "site-configs"
     historic = load_site(configs / "metacentrum-historic.yaml")
@@ -595,7 +595,7 @@ def test_shipped_metacentrum_setups_differ_only_where_the_paper_says() -> None:
 
 
 def test_compare_clusters_option_runs_every_setup_on_the_other_machine(tmp_path: Path) -> None:
-    from queuesim.comparison import compare, setups_for
+    from queuesim.studies.compare import compare, setups_for
 
     (tmp_path / "big.yaml").write_text("clusters:\n  - {name: b, nodes: 4, cpus_per_node: 4}\n")
     site_file = tmp_path / "s.yaml"

@@ -3,7 +3,7 @@ the bound cache, what must hold of the numbers, and the errors for bad arguments
 
 The tiny study is 2 load levels x 1 synthetic trace of 60 jobs on the 128-node site, FCFS
 and EASY, plus two DFRS algorithms when this build has them. The command is driven through
-:func:`queuesim.study_dfrs.add_arguments` and :func:`run_study_command`, as ``queuesim study
+:func:`queuesim.studies.dfrs.add_arguments` and :func:`run_study_command`, as ``queuesim study
 dfrs`` does.
 """
 
@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from queuesim.policies.registry import known_policies
 from rich.console import Console
 
-from queuesim import study_dfrs
-from queuesim.errors import PolicyViolation, QueuesimError, WorkloadError
-from queuesim.policy import known_policies
+from queuesim.common.errors import PolicyViolation, QueuesimError, WorkloadError
+from queuesim.studies import dfrs as study_dfrs
 
 REPO = Path(__file__).resolve().parents[1]
 SITE_CONFIGS = REPO / "site-configs"

@@ -1,4 +1,4 @@
-"""Tests of queuesim.summary: the terminal summary shows the key figures and fits 80 columns."""
+"""Tests of queuesim.reports.summary: the terminal summary shows the key figures in 80 columns."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from queuesim.metrics import Metrics
-from queuesim.summary import print_summary, summary_renderable
+from queuesim.reports.summary import print_summary, summary_renderable
+from queuesim.results.metrics import Metrics
 
 METRICS = Metrics(
     jobs=376_722,

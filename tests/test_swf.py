@@ -1,4 +1,4 @@
-"""Tests of the SWF reader and writer (queuesim.swf)."""
+"""Tests of the SWF reader and writer (queuesim.traces.swf)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from queuesim import swf
-from queuesim.errors import WorkloadError
-from queuesim.swf import INT_FIELDS, SWF_FIELDS, BadLine, read_swf, write_swf
+from queuesim.common.errors import WorkloadError
+from queuesim.traces import swf
+from queuesim.traces.swf import INT_FIELDS, SWF_FIELDS, BadLine, read_swf, write_swf
 
 HEADER = """\
 ; Version: 2.2

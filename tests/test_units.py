@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from queuesim.units import format_duration, parse_duration, parse_size
+from queuesim.site.units import format_duration, parse_duration, parse_size
 
 MINUTE = 60
 HOUR = 3600

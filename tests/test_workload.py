@@ -1,4 +1,4 @@
-"""Workload cleaning: every rule of :mod:`queuesim.workload`, counted and recorded.
+"""Workload cleaning: every rule of :mod:`queuesim.core.workload`, counted and recorded.
 
 Each test writes a small SWF file, prepares it for a small site and checks both the count
 under the rule's reason key and the record (job id, trace line, reason, action) that
@@ -13,14 +13,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from queuesim.errors import WorkloadError
-from queuesim.site import Site
-from queuesim.workload import (
+from queuesim.common.errors import WorkloadError
+from queuesim.core.workload import (
     CLEANING_REASONS,
     CleaningOptions,
     Workload,
     load_workload,
 )
+from queuesim.site.model import Site
 
 HEADER = "; Version: 2.2"  # one comment line: the job lines start at line 2
 

@@ -1,0 +1,142 @@
+"""The seam between the engine and scheduling policies.
+
+A policy is a small object with one method, ``schedule(ctx)``, called once per scheduling
+pass. The :class:`~queuesim.core.engine.Context` it receives offers the waiting jobs in the
+site's order, the running jobs, the cluster state, and the actions; the engine checks every
+action. Policies are dataclasses registered by name; their parameters come from the site
+file or ``--param KEY=VALUE`` and are converted to the dataclass fields' types, so every
+policy is built the same way and an unknown parameter is an error naming the known ones.
+
+Third-party policies plug in through the ``queuesim.policies`` entry-point group: an entry
+point ``name = "package.module:PolicyClass"`` makes ``name`` selectable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from typing import Any, TypeVar
+
+from queuesim.common.errors import ConfigError
+from queuesim.core.policy import Policy
+
+ENTRY_POINT_GROUP = "queuesim.policies"
+
+
+P = TypeVar("P")
+_REGISTRY: dict[str, type[Any]] = {}
+
+
+def register(name: str) -> Callable[[type[P]], type[P]]:
+    """Class decorator: make a policy dataclass selectable as ``name``."""
+
+    def decorate(cls: type[P]) -> type[P]:
+        if not dataclasses.is_dataclass(cls):
+            raise TypeError(f"policy {name!r} must be a dataclass")
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ValueError(f"policy name {name!r} is registered twice")
+        _REGISTRY[name] = cls
+        return cls
+
+    return decorate
+
+
+def _load_builtin_and_plugins() -> None:
+    import queuesim.policies  # noqa: F401  (registers the built-in policies)
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in _REGISTRY:
+            _REGISTRY[ep.name] = ep.load()
+
+
+def known_policies() -> list[str]:
+    _load_builtin_and_plugins()
+    return sorted(_REGISTRY)
+
+
+def policy_class(name: str) -> type[Any]:
+    _load_builtin_and_plugins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown policy {name!r}; known policies: {', '.join(sorted(_REGISTRY))}, and "
+            "DFRS algorithms by their paper names (e.g. 'GreedyPM*/per/OPT=MIN/MINVT=600')"
+        ) from None
+
+
+def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
+    """Build the policy registered as ``name`` from string or typed parameters.
+
+    A DFRS algorithm's paper name (e.g. ``GreedyPM*/per/OPT=MIN``, see
+    :mod:`queuesim.policies.dfrs.names`) selects the ``dfrs`` policy with that algorithm.
+    """
+    _load_builtin_and_plugins()
+    if name not in _REGISTRY:
+        from queuesim.policies.dfrs.names import looks_like_dfrs
+
+        if looks_like_dfrs(name):
+            if params and "algorithm" in params:
+                raise ConfigError(
+                    f"policy {name!r} is a DFRS algorithm name; do not also give --param algorithm"
+                )
+            params, name = {**(params or {}), "algorithm": name}, "dfrs"
+    cls = policy_class(name)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init and f.name != "name"}
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for key, value in (params or {}).items():
+        if key not in fields:
+            known = ", ".join(sorted(fields)) or "none"
+            raise ConfigError(f"policy {name!r} has no parameter {key!r}; its parameters: {known}")
+        kwargs[key] = _convert(name, key, value, hints[key])
+    try:
+        policy = cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"policy {name!r}: {exc}") from None
+    if not isinstance(policy, Policy):
+        raise ConfigError(f"policy {name!r} does not implement schedule(ctx)")
+    return policy
+
+
+def _convert(policy: str, key: str, value: Any, kind: Any) -> Any:
+    if not isinstance(value, str) or kind is str:
+        ok = {
+            bool: isinstance(value, bool),
+            int: isinstance(value, int) and not isinstance(value, bool),
+            float: isinstance(value, int | float) and not isinstance(value, bool),
+            str: isinstance(value, str),
+        }.get(kind, True)
+        if not ok:
+            raise ConfigError(
+                f"policy {policy!r}: parameter {key!r} expects {kind.__name__}, got {value!r}"
+            )
+        return float(value) if kind is float else value
+    try:
+        if kind is bool:
+            lowered = value.lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if kind in (int, float):
+            return kind(value)
+    except ValueError:
+        raise ConfigError(
+            f"policy {policy!r}: parameter {key!r} expects {kind.__name__}, got {value!r}"
+        ) from None
+    return value
+
+
+def parse_params(items: list[str]) -> dict[str, str]:
+    """``["a=1", "b=x"]`` from the command line to a dict, with clear errors."""
+    params: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--param expects KEY=VALUE, got {item!r}")
+        params[key.strip()] = value.strip()
+    return params

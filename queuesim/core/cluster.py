@@ -1,0 +1,327 @@
+"""Node-level cluster state: free CPUs and memory of every node, pools, and placement.
+
+Every node of every cluster is one entry of numpy arrays, clusters in site-file order. A
+job asks for a number of CPUs (and, when the site models memory, an amount of memory per
+CPU) and may be spread over several nodes of the clusters its queue may use.
+
+Nodes are grouped into *pools*, the columns of the availability profile
+(:mod:`queuesim.core.profile`): one pool per node when the site models memory, one per cluster
+otherwise. Pools are contiguous ranges of nodes. A policy that planned a job into pools
+starts it with that plan; within a cluster pool the nodes are chosen first fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from queuesim.common.errors import PolicyViolation
+from queuesim.site.model import MemoryModel, Site
+
+#: memory of a pool where memory is not modelled: never the limit
+UNLIMITED = np.iinfo(np.int64).max // 4
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Where a job runs: nodes and the CPUs it holds on each, and the same per pool."""
+
+    nodes: np.ndarray
+    cpus: np.ndarray
+    mem_per_cpu: int
+    pools: np.ndarray
+    pool_cpus: np.ndarray
+
+
+class ClusterState:
+    """Free resources of every node, changed only by :meth:`allocate` and :meth:`release`."""
+
+    def __init__(self, site: Site, queue_names: list[str], *, per_node: bool = False) -> None:
+        """``per_node``: one pool per node even without memory (jobs with a shape, so
+        that the profile sees single nodes)."""
+        self.capacity_cpus = site.node_cpus()
+        self.capacity_mem = site.node_memory()
+        self.free_cpus = self.capacity_cpus.copy()
+        self.free_mem = self.capacity_mem.copy()
+        self.total_cpus = int(self.capacity_cpus.sum())
+        self.total_free = self.total_cpus
+        nodes = self.capacity_cpus.shape[0]
+        cluster_of_node = np.repeat(np.arange(len(site.clusters)), [c.nodes for c in site.clusters])
+        self.per_node = per_node or site.memory is MemoryModel.PER_CPU
+        if self.per_node:
+            self.pool_first = np.arange(nodes, dtype=np.int64)
+            self.pool_end = self.pool_first + 1
+            self.pool_free_cpus = self.free_cpus.copy()
+            self.pool_free_mem = self.free_mem.copy()
+            pool_cluster = cluster_of_node
+        else:
+            sizes = np.array([c.nodes for c in site.clusters], dtype=np.int64)
+            self.pool_end = np.cumsum(sizes)
+            self.pool_first = self.pool_end - sizes
+            self.pool_free_cpus = np.array([c.cpus for c in site.clusters], dtype=np.int64)
+            self.pool_free_mem = np.full(len(site.clusters), UNLIMITED, dtype=np.int64)
+            pool_cluster = np.arange(len(site.clusters))
+        self.pools = self.pool_first.shape[0]
+        #: what every pool holds when empty
+        self.pool_capacity_cpus = self.pool_free_cpus.copy()
+        self.pool_capacity_mem = self.pool_free_mem.copy()
+        cluster_names = [c.name for c in site.clusters]
+        self.queue_masks = np.zeros((len(queue_names), self.pools), dtype=np.bool_)
+        for q, name in enumerate(queue_names):
+            allowed = site.queue(name).clusters
+            clusters = [i for i, c in enumerate(cluster_names) if allowed is None or c in allowed]
+            self.queue_masks[q] = np.isin(pool_cluster, clusters)
+        self._nodes = np.empty(nodes, dtype=np.int64)
+        self._counts = np.empty(nodes, dtype=np.int64)
+        self._pools = np.empty(self.pools, dtype=np.int64)
+        self._pool_cpus = np.empty(self.pools, dtype=np.int64)
+        self._no_plan = np.zeros(self.pools, dtype=np.int64)
+
+    # --- questions -------------------------------------------------------------------
+
+    def _room(
+        self, mem_per_cpu: int, queue: int, cpus: np.ndarray, mem: np.ndarray, ppn: int = 0
+    ) -> int:
+        room = cpus if mem_per_cpu == 0 else np.minimum(cpus, mem // mem_per_cpu)
+        if ppn > 0:  # a shaped job takes ppn CPUs on a node, or nothing
+            room = np.where(room >= ppn, ppn, 0)
+        return int(room[self.queue_masks[queue]].sum())
+
+    def max_placeable(self, mem_per_cpu: int, queue: int, ppn: int = 0) -> int:
+        """The most CPUs of such a job (``ppn`` CPUs on each node it uses; 0: any spread)
+        the empty site could ever hold (for rejection)."""
+        if self.per_node:
+            return self._room(mem_per_cpu, queue, self.capacity_cpus, self.capacity_mem, ppn)
+        cpus = np.add.reduceat(self.capacity_cpus, self.pool_first)
+        return self._room(mem_per_cpu, queue, cpus, np.full_like(cpus, UNLIMITED))
+
+    # --- changes ---------------------------------------------------------------------
+
+    def allocate(
+        self,
+        job_id: int,
+        cpus: int,
+        mem_per_cpu: int,
+        queue: int,
+        plan: np.ndarray | None = None,
+        ppn: int = 0,
+    ) -> Allocation:
+        """Place a job - where ``plan`` says (CPUs per pool), else first fit over the pools
+        its queue may use - or raise :class:`PolicyViolation` naming the rule. A job with
+        ``ppn`` > 0 takes exactly ``ppn`` CPUs on each node it uses (one pool a node)."""
+        if ppn > 0 and not self.per_node:
+            raise PolicyViolation(
+                f"job {job_id}: a job with {ppn} CPUs per node needs one pool per node"
+            )
+        planned = plan is not None
+        if plan is None:
+            plan = self._no_plan
+        outcome = _place(
+            self.free_cpus,
+            self.free_mem,
+            self.pool_free_cpus,
+            self.pool_free_mem,
+            self.pool_first,
+            self.pool_end,
+            self.queue_masks[queue],
+            self.per_node,
+            cpus,
+            mem_per_cpu,
+            ppn,
+            planned,
+            plan,
+            self._nodes,
+            self._counts,
+            self._pools,
+            self._pool_cpus,
+        )
+        if outcome < 0:
+            raise PolicyViolation(self._refusal(outcome, job_id, cpus, mem_per_cpu, queue, plan))
+        used_nodes, used_pools = divmod(outcome, self.pools + 1)
+        self.total_free -= cpus
+        return Allocation(
+            nodes=self._nodes[:used_nodes].copy(),
+            cpus=self._counts[:used_nodes].copy(),
+            mem_per_cpu=mem_per_cpu,
+            pools=self._pools[:used_pools].copy(),
+            pool_cpus=self._pool_cpus[:used_pools].copy(),
+        )
+
+    def _refusal(
+        self, outcome: int, job_id: int, cpus: int, mem_per_cpu: int, queue: int, plan: np.ndarray
+    ) -> str:
+        if outcome == _PLAN_SIZE:
+            return (
+                f"job {job_id}: the placement plan holds {int(plan.sum())} CPUs, "
+                f"the job needs {cpus}"
+            )
+        if outcome == _PLAN_QUEUE:
+            return f"job {job_id}: the placement plan uses nodes its queue may not use"
+        if outcome == _PLAN_SHAPE:
+            return (
+                f"job {job_id}: the placement plan {plan[plan > 0].tolist()} does not give "
+                "every node it uses the job's CPUs per node"
+            )
+        have = self._room(mem_per_cpu, queue, self.pool_free_cpus, self.pool_free_mem)
+        rule = "CPU capacity" if mem_per_cpu == 0 else "CPU and memory capacity"
+        where = (
+            f" where it was planned ({plan[plan > 0].tolist()} per pool)"
+            if (outcome == _PLANNED_NO_ROOM)
+            else ""
+        )
+        memory = f" with {mem_per_cpu} bytes each" if mem_per_cpu else ""
+        return (
+            f"job {job_id}: starting it would exceed the {rule}: it needs {cpus} CPUs"
+            f"{memory}{where}, only {have} can be placed now"
+        )
+
+    def release(self, alloc: Allocation) -> None:
+        self.total_free += _release(
+            self.free_cpus,
+            self.free_mem,
+            self.pool_free_cpus,
+            self.pool_free_mem,
+            self.per_node,
+            alloc.nodes,
+            alloc.cpus,
+            alloc.pools,
+            alloc.pool_cpus,
+            alloc.mem_per_cpu,
+        )
+
+
+_NO_ROOM = -1
+_PLANNED_NO_ROOM = -2
+_PLAN_SIZE = -3
+_PLAN_QUEUE = -4
+_PLAN_SHAPE = -5
+
+
+@numba.njit(cache=True)
+def _node_room(free_cpus: np.ndarray, free_mem: np.ndarray, n: int, mem: int) -> int:
+    room: int = min(free_cpus[n], free_mem[n] // mem) if mem > 0 else free_cpus[n]
+    return room
+
+
+@numba.njit(cache=True)
+def _place(
+    free_cpus: np.ndarray,
+    free_mem: np.ndarray,
+    pool_free_cpus: np.ndarray,
+    pool_free_mem: np.ndarray,
+    pool_first: np.ndarray,
+    pool_end: np.ndarray,
+    mask: np.ndarray,
+    per_node: bool,
+    cpus: int,
+    mem: int,
+    ppn: int,
+    planned: bool,
+    plan: np.ndarray,
+    nodes: np.ndarray,
+    counts: np.ndarray,
+    pools: np.ndarray,
+    pool_cpus: np.ndarray,
+) -> int:
+    """Place a job of ``cpus`` CPUs (``mem`` bytes each; ``ppn`` > 0: exactly that many on
+    each node it uses, pools being nodes): as ``plan`` says when ``planned``, else first
+    fit over the pools ``mask`` allows; within a pool, first fit over its nodes. Changes
+    nothing and returns a negative code when it does not fit; else returns
+    ``nodes_used * (pool_count + 1) + pools_used``, with the nodes, pools and CPUs written
+    to the output arrays."""
+    n_pools: int = plan.shape[0]
+    if planned:
+        total = 0
+        for p in range(n_pools):
+            if plan[p] and not mask[p]:
+                return _PLAN_QUEUE
+            if plan[p] and ppn > 0 and plan[p] != ppn:
+                return _PLAN_SHAPE
+            total += plan[p]
+        if total != cpus:
+            return _PLAN_SIZE
+    used_pools = 0
+    need = cpus
+    for p in range(n_pools):
+        if planned:
+            want = plan[p]
+        elif mask[p] and need > 0:
+            want = need
+        else:
+            want = 0
+        if want == 0:
+            continue
+        room = 0
+        for n in range(pool_first[p], pool_end[p]):
+            room += _node_room(free_cpus, free_mem, n, mem)
+        if room < want:
+            if planned:
+                return _PLANNED_NO_ROOM
+            want = room
+        if ppn > 0 and not planned:
+            want = ppn if want >= ppn else 0
+        if want > 0:
+            pools[used_pools] = p
+            pool_cpus[used_pools] = want
+            used_pools += 1
+            need -= want
+    if need > 0:
+        return _NO_ROOM
+    used = 0
+    for k in range(used_pools):
+        p = pools[k]
+        left = pool_cpus[k]
+        n = pool_first[p]
+        while left > 0:
+            room = _node_room(free_cpus, free_mem, n, mem)
+            if room > 0:
+                take = min(room, left)
+                free_cpus[n] -= take
+                free_mem[n] -= take * mem
+                nodes[used] = n
+                counts[used] = take
+                used += 1
+                left -= take
+            n += 1
+        pool_free_cpus[p] -= pool_cpus[k]
+        if per_node:
+            pool_free_mem[p] -= pool_cpus[k] * mem
+    return used * (n_pools + 1) + used_pools
+
+
+@numba.njit(cache=True)
+def _release(
+    free_cpus: np.ndarray,
+    free_mem: np.ndarray,
+    pool_free_cpus: np.ndarray,
+    pool_free_mem: np.ndarray,
+    per_node: bool,
+    nodes: np.ndarray,
+    counts: np.ndarray,
+    pools: np.ndarray,
+    pool_cpus: np.ndarray,
+    mem: int,
+) -> int:
+    """Give a job's resources back; returns its CPU count."""
+    for k in range(nodes.shape[0]):
+        free_cpus[nodes[k]] += counts[k]
+        free_mem[nodes[k]] += counts[k] * mem
+    total = 0
+    for k in range(pools.shape[0]):
+        pool_free_cpus[pools[k]] += pool_cpus[k]
+        if per_node:
+            pool_free_mem[pools[k]] += pool_cpus[k] * mem
+        total += pool_cpus[k]
+    return total
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the placement kernels on a tiny input."""
+    site = Site.model_validate(
+        {"name": "warm-up", "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 1}]}
+    )
+    state = ClusterState(site, [site.queues[0].name])
+    state.release(state.allocate(0, 1, 0, 0))
+    state.release(state.allocate(0, 1, 0, 0, np.ones(1, dtype=np.int64)))

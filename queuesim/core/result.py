@@ -1,0 +1,34 @@
+"""What a simulation produced: the per-job table and the run's facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from queuesim.core.cluster import Allocation
+from queuesim.core.workload import Workload
+from queuesim.site.model import Site
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a simulation produced; metrics and reports read it and never change it."""
+
+    jobs: pd.DataFrame
+    site: Site
+    policy: str
+    params: dict[str, Any]
+    workload: Workload
+    wall_seconds: float
+    passes: int
+    counters: dict[str, int] = field(default_factory=dict)
+    #: with ``record_allocations``: job number -> where it ran (for invariant checks)
+    allocations: dict[int, Allocation] | None = None
+    #: with the site's ``fairshare.usage_log``: time, account, effective usage
+    fairshare_usage: pd.DataFrame | None = None
+
+    @property
+    def jobs_per_second(self) -> float:
+        return len(self.jobs) / self.wall_seconds if self.wall_seconds > 0 else float("inf")

@@ -1,0 +1,1 @@
+"""How results are shown: the terminal (rich), Markdown and HTML report bundles, figures."""

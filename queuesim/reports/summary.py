@@ -1,0 +1,162 @@
+"""The terminal summary of one simulation, rendered with rich.
+
+This module only lays out numbers it is given: the :class:`~queuesim.results.metrics.Metrics` of a
+run, the data-cleaning counts of its workload and a few free-form facts (site, workload,
+policy, speed ...). It knows nothing of policies or of how the numbers were obtained.
+
+The layout fits an 80-column terminal: a header of facts, one table of metrics grouped by
+theme (jobs, waiting, slowdown, fairness, machine) and a small table of data cleaning.
+Durations are shown in human form (``2h 5m``) next to the raw seconds, so a reader can both
+grasp them and compare them exactly with another run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from queuesim.results.metrics import Metrics
+from queuesim.site.units import format_duration
+
+__all__ = ["print_summary", "summary_renderable"]
+
+#: Shown instead of the cleaning table when the workload needed no cleaning.
+NO_CLEANING = "no jobs dropped or repaired"
+
+
+def summary_renderable(
+    *,
+    title: str,
+    metrics: Metrics,
+    cleaning: Mapping[str, int],
+    facts: Mapping[str, str],
+) -> RenderableType:
+    """Build the summary of one run, ready for ``console.print``.
+
+    Args:
+        title: the heading, e.g. ``"metacentrum-complex on METACENTRUM-2013"``.
+        metrics: the run's metrics.
+        cleaning: how many jobs each data-cleaning rule dropped or repaired, by reason, in
+            the order to show them; reasons with a zero count are left out.
+        facts: key/value lines shown first (site, workload, policy, jobs/s ...), in order.
+    """
+    parts: list[RenderableType] = []
+    if facts:
+        parts.append(_facts_grid(facts))
+    parts.append(_metrics_table(metrics))
+    parts.append(_cleaning_part(cleaning))
+    return Panel(
+        Group(*_spaced(parts)),
+        title=Text(title, style="bold"),
+        title_align="left",
+        box=box.ROUNDED,
+        expand=False,
+        padding=(1, 2),
+    )
+
+
+def print_summary(
+    console: Console,
+    *,
+    title: str,
+    metrics: Metrics,
+    cleaning: Mapping[str, int],
+    facts: Mapping[str, str],
+) -> None:
+    """Print :func:`summary_renderable` of the same arguments on ``console``."""
+    console.print(summary_renderable(title=title, metrics=metrics, cleaning=cleaning, facts=facts))
+
+
+def _spaced(parts: list[RenderableType]) -> list[RenderableType]:
+    """Separate the parts by one blank line."""
+    return [part if i == 0 else Padding(part, (1, 0, 0, 0)) for i, part in enumerate(parts)]
+
+
+def _facts_grid(facts: Mapping[str, str]) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", overflow="fold")
+    grid.add_column(overflow="fold")
+    for key, value in facts.items():
+        grid.add_row(key, value)
+    return grid
+
+
+def _metrics_table(m: Metrics) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("metric", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("seconds", justify="right", no_wrap=True, style="dim")
+
+    table.add_row("jobs", _count(m.jobs), "")
+    table.add_row("  completed", _count(m.completed), "")
+    table.add_row("  killed", _count(m.killed), "")
+    table.add_row("users", _count(m.users), "", end_section=True)
+
+    table.add_row("mean wait", *_duration(m.mean_wait))
+    table.add_row("AWWT (weighted wait)", *_duration(m.awwt))
+    table.add_row("AWRT (weighted response)", *_duration(m.awrt), end_section=True)
+
+    table.add_row("AWSD (weighted slowdown)", _decimal2(m.awsd), "")
+    table.add_row(f"bounded slowdown, tau {_seconds(m.bounded_slowdown_tau)}", "", "")
+    table.add_row("  mean", _decimal2(m.mean_bounded_slowdown), "")
+    table.add_row("  max", _decimal2(m.max_bounded_slowdown), "", end_section=True)
+
+    table.add_row("ANUWT (mean user NUWT)", _sig3(m.anuwt), "")
+    table.add_row("NUWT-dev (std over users)", _sig3(m.nuwt_dev), "", end_section=True)
+
+    table.add_row("utilization", f"{100 * m.utilization:.1f} %", "")
+    table.add_row("makespan", *_duration(m.makespan))
+    return table
+
+
+def _cleaning_part(cleaning: Mapping[str, int]) -> RenderableType:
+    shown = [(reason, count) for reason, count in cleaning.items() if count != 0]
+    if not shown:
+        return Text(f"data cleaning: {NO_CLEANING}", style="dim")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("data cleaning", overflow="fold")
+    table.add_column("jobs", justify="right", no_wrap=True)
+    for reason, count in shown:
+        table.add_row(reason, _count(count))
+    return table
+
+
+def _count(n: int) -> str:
+    return f"{n:,}"
+
+
+def _decimal2(x: float) -> str:
+    return f"{x:,.2f}"
+
+
+def _seconds(seconds: float) -> str:
+    """Raw seconds, exact enough to compare runs: ``7,512 s``, or ``0.25 s`` below 10 s."""
+    return f"{seconds:,.0f} s" if abs(seconds) >= 10 else f"{seconds:.3g} s"
+
+
+def _duration(seconds: float) -> tuple[str, str]:
+    """The (human, raw) pair shown for a duration."""
+    return format_duration(seconds), _seconds(seconds)
+
+
+def _sig3(x: float) -> str:
+    """``x`` with three significant digits, in plain notation whenever that stays short.
+
+    ``0.0812`` -> ``0.0812``, ``13.517`` -> ``13.5``, ``1234.5`` -> ``1,230`` (large values keep all
+    their digits rather than switch to ``1.23e+03``); tiny values use scientific notation.
+    """
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    x = float(f"{x:.3g}")  # round first, so 9.996 becomes 10.0, not 10.00
+    magnitude = math.floor(math.log10(abs(x)))
+    if magnitude < -4:
+        return f"{x:.2e}"
+    decimals = 2 - magnitude
+    return f"{x:,.{decimals}f}" if decimals > 0 else f"{x:,.0f}"

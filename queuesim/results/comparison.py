@@ -1,0 +1,299 @@
+"""Compare finished runs: paper ``004``'s Table 1 and Table 2, and who lost most.
+
+:meth:`Comparison.from_results` compares runs already made (:func:`queuesim.compare`, in
+:mod:`queuesim.studies.compare`, makes them) and holds:
+
+* ``table`` - one row per setup with the metrics of :mod:`queuesim.results.metrics` (Table 1);
+* ``against_baseline`` - how wait times changed against one setup, the baseline (Table 2);
+  see :func:`against_baseline` for the exact definitions;
+* ``losers`` - the users whose mean wait grew the most, per setup (see :func:`losers`);
+* ``heatmap(bin)`` - mean wait per queue and time bin, per setup, on shared bins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from queuesim.common.errors import QueuesimError
+from queuesim.core.result import Result
+from queuesim.results.heatmap import BinSpec, WaitGrid, shared_grids
+from queuesim.results.metrics import Metrics, compute_metrics
+
+__all__ = [
+    "LOWER_IS_BETTER",
+    "METRIC_COLUMNS",
+    "CompareError",
+    "Comparison",
+    "against_baseline",
+    "best_setups",
+    "losers",
+    "pick_baseline",
+]
+
+#: The metrics compared side by side, in display order (keys of :class:`Metrics`).
+METRIC_COLUMNS = (
+    "awwt",
+    "awrt",
+    "awsd",
+    "anuwt",
+    "nuwt_dev",
+    "mean_wait",
+    "mean_bounded_slowdown",
+    "utilization",
+)
+#: For each compared metric, whether a lower value is better (all but utilization).
+LOWER_IS_BETTER = {name: name != "utilization" for name in METRIC_COLUMNS}
+
+#: Columns of :attr:`Comparison.against_baseline`, in order.
+AGAINST_COLUMNS = (
+    "matched_jobs",
+    "unmatched_jobs",
+    "users",
+    "users_improved_pct",
+    "jobs_improved_pct",
+    "mean_improvement_h",
+    "users_deteriorated_pct",
+    "jobs_deteriorated_pct",
+    "mean_deterioration_h",
+    "mean_user_improvement_h",
+    "mean_user_deterioration_h",
+)
+#: Columns of :attr:`Comparison.losers`, in order.
+LOSER_COLUMNS = ("setup", "user", "jobs", "baseline_mean_wait_h", "mean_wait_h", "change_h")
+
+HOUR = 3600.0
+
+
+class CompareError(QueuesimError):
+    """The setups of a comparison, or its baseline, are not usable as given."""
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """The outcome of :func:`compare`; every table is a plain :class:`pandas.DataFrame`."""
+
+    results: dict[str, Result]
+    metrics: dict[str, Metrics]
+    baseline: str
+    table: pd.DataFrame
+    against_baseline: pd.DataFrame
+    losers: pd.DataFrame
+    top: int
+    workload: str = ""  #: the workload file's name, for reports
+    sources: dict[str, str] = field(default_factory=dict)  #: setup -> site file name
+
+    @classmethod
+    def from_results(
+        cls,
+        results: Mapping[str, Result],
+        baseline: str | None = None,
+        *,
+        top: int = 5,
+        tau: float = 10.0,
+        workload: str = "",
+        sources: Mapping[str, str] | None = None,
+    ) -> Comparison:
+        """Compare finished runs (named by the mapping's keys, in its order)."""
+        if not results:
+            raise CompareError("nothing to compare: no setups were given")
+        if top < 0:
+            raise CompareError(f"--top expects a number of users >= 0, got {top}")
+        names = list(results)
+        chosen = pick_baseline(names, baseline)
+        metrics = {
+            name: compute_metrics(r.jobs, total_cpus=r.site.total_cpus, tau=tau)
+            for name, r in results.items()
+        }
+        jobs = {name: r.jobs for name, r in results.items()}
+        return cls(
+            results=dict(results),
+            metrics=metrics,
+            baseline=chosen,
+            table=metrics_table(metrics),
+            against_baseline=against_baseline(jobs, chosen),
+            losers=losers(jobs, chosen, top=top),
+            top=top,
+            workload=workload,
+            sources=dict(sources or {}),
+        )
+
+    def heatmap(self, bin: str | float | BinSpec = "day") -> dict[str, WaitGrid]:
+        """Mean wait per queue and submit-time bin, per setup, on the same bins."""
+        return shared_grids(self.results, bin)
+
+
+def pick_baseline(names: Sequence[str], baseline: str | None) -> str:
+    if baseline is None:
+        return names[0]
+    if baseline in names:
+        return baseline
+    by_policy = [n for n in names if n.rpartition("/")[2] == baseline and "/" in n]
+    if len(by_policy) == 1:
+        return by_policy[0]
+    raise CompareError(
+        f"baseline {baseline!r} is not among the setups; they are: {', '.join(names)}"
+    )
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+def metrics_table(metrics: Mapping[str, Metrics]) -> pd.DataFrame:
+    """One row per setup (index ``setup``): ``jobs``, ``users`` and :data:`METRIC_COLUMNS`."""
+    rows = {
+        name: {"jobs": m.jobs, "users": m.users, **{c: getattr(m, c) for c in METRIC_COLUMNS}}
+        for name, m in metrics.items()
+    }
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "setup"
+    return table
+
+
+def best_setups(
+    table: pd.DataFrame, *, shown: Callable[[str, float], str] | None = None
+) -> dict[str, set[str]]:
+    """For each compared metric, the setups with the best value (ties: all of them, to a
+    relative 1e-9). Lower is better except for utilization.
+
+    With ``shown`` (column, value) -> displayed text, a setup whose value *displays* the
+    same as a best one's is counted best too: a reader who sees two equal figures should
+    not find only one of them highlighted.
+    """
+    best: dict[str, set[str]] = {}
+    for column in METRIC_COLUMNS:
+        if column not in table.columns:
+            continue
+        values = table[column].astype(float)
+        finite = values[np.isfinite(values)]
+        if finite.empty:
+            best[column] = set()
+            continue
+        target = finite.min() if LOWER_IS_BETTER[column] else finite.max()
+        close = np.isclose(finite, target, rtol=1e-9, atol=0.0)
+        best[column] = {str(s) for s in finite.index[close]}
+        if shown is not None:
+            texts = {shown(column, float(finite[s])) for s in finite.index[close]}
+            best[column] |= {
+                str(s) for s in finite.index if shown(column, float(finite[s])) in texts
+            }
+    return best
+
+
+def _matched(base: pd.DataFrame, other: pd.DataFrame, name: str) -> tuple[pd.DataFrame, int]:
+    """Jobs present in both runs, matched by ``job_id``: user, baseline wait, setup wait."""
+    for label, table in (("the baseline", base), (repr(name), other)):
+        duplicated = table["job_id"].duplicated()
+        if duplicated.any():
+            first = table["job_id"][duplicated].iloc[0]
+            raise CompareError(
+                f"job_id {first} appears twice in the jobs of {label}; jobs are matched "
+                "across setups by job_id, which must be unique"
+            )
+    matched = base[["job_id", "user", "wait"]].merge(
+        other[["job_id", "wait"]], on="job_id", how="inner", suffixes=("_base", "_setup")
+    )
+    unmatched = len(base) + len(other) - 2 * len(matched)
+    return matched, unmatched
+
+
+def _pct(part: int, whole: int) -> float:
+    return 100.0 * part / whole if whole else float("nan")
+
+
+def _mean(values: pd.Series) -> float:
+    return float(values.mean()) if len(values) else float("nan")
+
+
+def against_baseline(jobs: Mapping[str, pd.DataFrame], baseline: str) -> pd.DataFrame:
+    """How each setup's wait times compare with the baseline's (paper ``004``, Table 2).
+
+    Jobs are matched across runs by ``job_id``; only jobs present in both runs count (a
+    site may reject jobs the other runs; their number is ``unmatched_jobs``). With ``w_b``
+    a job's wait in the baseline and ``w_s`` in the setup:
+
+    * a job *improved* if ``w_s < w_b`` strictly, *deteriorated* if ``w_s > w_b``
+      strictly; equal waits are neither;
+    * a user *improved* if the user's mean wait over their matched jobs is strictly smaller
+      in the setup than in the baseline (deteriorated: strictly larger);
+    * ``users_improved_pct`` / ``jobs_improved_pct`` (and ``_deteriorated_``) are
+      percentages of all matched users / jobs, unchanged ones included;
+    * ``mean_improvement_h`` is, as in the paper, per *job*: the mean of ``w_b - w_s`` over
+      the improved jobs, in hours; ``mean_deterioration_h`` the mean of ``w_s - w_b`` over
+      the deteriorated jobs. ``mean_user_improvement_h`` / ``mean_user_deterioration_h``
+      are the same over improved / deteriorated *users*, of the change in their mean wait.
+      A mean over no job or user is NaN.
+
+    Returns one row per setup other than the baseline (index ``setup``), with the columns
+    of :data:`AGAINST_COLUMNS`.
+    """
+    if baseline not in jobs:
+        raise CompareError(f"baseline {baseline!r} is not among the setups: {', '.join(jobs)}")
+    base = jobs[baseline]
+    rows: dict[str, dict[str, float | int]] = {}
+    for name, table in jobs.items():
+        if name == baseline:
+            continue
+        m, unmatched = _matched(base, table, name)
+        delta = m["wait_setup"] - m["wait_base"]  # > 0: the job waits longer in the setup
+        by_user = m.groupby("user", sort=True)[["wait_base", "wait_setup"]].mean()
+        user_delta = by_user["wait_setup"] - by_user["wait_base"]
+        improved, worse = delta < 0, delta > 0
+        users_improved, users_worse = user_delta < 0, user_delta > 0
+        rows[name] = {
+            "matched_jobs": len(m),
+            "unmatched_jobs": unmatched,
+            "users": len(by_user),
+            "users_improved_pct": _pct(int(users_improved.sum()), len(by_user)),
+            "jobs_improved_pct": _pct(int(improved.sum()), len(m)),
+            "mean_improvement_h": _mean(-delta[improved]) / HOUR,
+            "users_deteriorated_pct": _pct(int(users_worse.sum()), len(by_user)),
+            "jobs_deteriorated_pct": _pct(int(worse.sum()), len(m)),
+            "mean_deterioration_h": _mean(delta[worse]) / HOUR,
+            "mean_user_improvement_h": _mean(-user_delta[users_improved]) / HOUR,
+            "mean_user_deterioration_h": _mean(user_delta[users_worse]) / HOUR,
+        }
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=list(AGAINST_COLUMNS))
+    table.index.name = "setup"
+    return table
+
+
+def losers(jobs: Mapping[str, pd.DataFrame], baseline: str, *, top: int = 5) -> pd.DataFrame:
+    """Per setup, the ``top`` users whose mean wait grew the most against the baseline.
+
+    A user's mean wait is taken over their jobs present in both runs (matched by
+    ``job_id``), in each run; ``change_h`` is the setup's mean minus the baseline's, in
+    hours, and only users with ``change_h > 0`` are listed. Ranking is by ``change_h``
+    (what a user experiences per job), then by more jobs, then by user id; ``jobs`` lets a
+    reader weigh a one-job user against a heavy one. Columns: :data:`LOSER_COLUMNS`.
+    """
+    if baseline not in jobs:
+        raise CompareError(f"baseline {baseline!r} is not among the setups: {', '.join(jobs)}")
+    parts = []
+    for name, table in jobs.items():
+        if name == baseline:
+            continue
+        m, _ = _matched(jobs[baseline], table, name)
+        by_user = m.groupby("user", sort=True).agg(
+            jobs=("job_id", "size"), base=("wait_base", "mean"), setup=("wait_setup", "mean")
+        )
+        frame = pd.DataFrame(
+            {
+                "setup": name,
+                "user": by_user.index.to_numpy(),
+                "jobs": by_user["jobs"].to_numpy(dtype=np.int64),
+                "baseline_mean_wait_h": by_user["base"].to_numpy() / HOUR,
+                "mean_wait_h": by_user["setup"].to_numpy() / HOUR,
+            }
+        )
+        frame["change_h"] = frame["mean_wait_h"] - frame["baseline_mean_wait_h"]
+        frame = frame[frame["change_h"] > 0].sort_values(
+            ["change_h", "jobs", "user"], ascending=[False, False, True], kind="mergesort"
+        )
+        parts.append(frame.head(top))
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in LOSER_COLUMNS})
+    return pd.concat(parts, ignore_index=True).loc[:, list(LOSER_COLUMNS)]

@@ -1,0 +1,185 @@
+"""Files a run writes: metrics.json, jobs.csv, schedule.swf, cleaning.csv.
+
+Every file is written atomically and deterministically: the same inputs give the same
+bytes (no timestamps, no wall-clock figures, sorted keys where order is not meaningful).
+
+``metrics.json`` keys (stable, snake_case):
+
+* the metrics of :class:`queuesim.results.metrics.Metrics` at the top level (``mean_wait``,
+  ``awwt``, ``awrt``, ``awsd``, ``mean_bounded_slowdown``, ``max_bounded_slowdown``,
+  ``bounded_slowdown_tau``, ``anuwt``, ``nuwt_dev``, ``utilization``, ``makespan``, ``jobs``,
+  ``completed``, ``killed``, ...), all times in seconds;
+* ``rejected``: jobs the site could not run (also counted under ``cleaning``);
+* ``cleaning``: count per cleaning reason (see :mod:`queuesim.core.workload`);
+* for a workload with a DFRS annotation (:mod:`queuesim.results.time_shared`), at the top level
+  too: ``max_stretch``, ``stretch_bound`` and ``degradation_from_bound`` (null when the bound
+  was not computed), ``underutilization`` (normalised), ``preemptions``, ``migrations``,
+  ``resumes``, ``moved_memory_gb``, ``bandwidth_gb_per_s``, ``stretch_tau``;
+* ``counters``: policy counters (e.g. passes that hit a search bound);
+* ``run``: site, workload, policy and its parameters, scheduling passes, total CPUs, the
+  trace's ``unix_start_time`` and ``time_zone`` (its SWF header's ``UnixStartTime`` and
+  ``TimeZoneString``, null when absent) and the site's ``queues`` in file order, so that a
+  saved run can be drawn with dates and its queues in order (``queuesim heatmap DIR``).
+
+With the site's ``fairshare.usage_log``, ``fairshare-usage.csv`` holds every account's
+effective fairshare usage at each log time (``time, account, usage``), for plotting.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from queuesim.common.atomic import atomic_path, atomic_write_text
+from queuesim.common.version import __version__
+from queuesim.core.result import Result
+from queuesim.results.metrics import Metrics
+from queuesim.results.time_shared import DfrsMetrics
+from queuesim.traces.swf import write_swf
+
+JOB_CSV_COLUMNS = (
+    "job_id",
+    "user",
+    "group",
+    "queue",
+    "submit",
+    "start",
+    "end",
+    "wait",
+    "runtime",
+    "cpus",
+    "estimate",
+    "walltime",
+    "status",
+)
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, np.generic):
+        return _json_value(value.item())
+    return value
+
+
+def metrics_document(
+    result: Result, metrics: Metrics, dfrs: DfrsMetrics | None = None
+) -> dict[str, Any]:
+    cleaning = result.workload.cleaning
+    header = result.workload.header
+    document: dict[str, Any] = {k: _json_value(v) for k, v in metrics.as_dict().items()}
+    if dfrs is not None:
+        document.update({k: _json_value(v) for k, v in dfrs.as_dict().items()})
+    document["rejected"] = cleaning.rejected
+    document["cleaning"] = dict(cleaning.counts)
+    document["counters"] = dict(sorted(result.counters.items()))
+    document["run"] = {
+        "queuesim_version": __version__,
+        "site": result.site.name,
+        "workload": Path(result.workload.source).name,
+        "policy": result.policy,
+        "params": {k: _json_value(v) for k, v in sorted(result.params.items())},
+        "passes": result.passes,
+        "total_cpus": result.site.total_cpus,
+        "unix_start_time": header.unix_start_time if header else None,
+        "time_zone": header.time_zone_string if header else None,
+        "queues": [q.name for q in result.site.queues],
+    }
+    return document
+
+
+def write_metrics(
+    path: Path, result: Result, metrics: Metrics, dfrs: DfrsMetrics | None = None
+) -> None:
+    text = json.dumps(metrics_document(result, metrics, dfrs), indent=2, allow_nan=False)
+    atomic_write_text(path, text + "\n")
+
+
+def write_jobs_csv(path: Path, jobs: pd.DataFrame) -> None:
+    with atomic_path(path) as tmp:
+        jobs.loc[:, list(JOB_CSV_COLUMNS)].to_csv(tmp, index=False, lineterminator="\n")
+
+
+def write_jobs_parquet(path: Path, jobs: pd.DataFrame) -> None:
+    """The job table as Parquet (needs pyarrow), same columns as jobs.csv."""
+    with atomic_path(path) as tmp:
+        jobs.loc[:, list(JOB_CSV_COLUMNS)].to_parquet(tmp, index=False)
+
+
+def write_schedule_swf(path: Path, result: Result) -> None:
+    """The simulated schedule as SWF: submit, wait and runtime as simulated, the rest from
+    the trace, so other SWF tools can read it."""
+    jobs = result.jobs
+    queue_numbers = jobs["queue"].map(
+        {name: i + 1 for i, name in enumerate(result.workload.queue_names)}
+    )
+    frame = pd.DataFrame(
+        {
+            "job_id": jobs["job_id"],
+            "submit": jobs["submit"],
+            "wait": jobs["wait"],
+            "runtime": jobs["runtime"],
+            "alloc_procs": jobs["cpus"],
+            "req_procs": jobs["cpus"],
+            "req_time": jobs["walltime"],
+            "status": np.where(jobs["status"] == "killed", 0, 1),
+            "user": jobs["user"],
+            "group": jobs["group"],
+            "queue": queue_numbers.astype("int64"),
+        }
+    )
+    header = [
+        f"Note: schedule simulated by queuesim {__version__}",
+        f"Note: site {result.site.name}, policy {result.policy}, "
+        f"workload {Path(result.workload.source).name}",
+        f"MaxProcs: {result.site.total_cpus}",
+        f"MaxNodes: {result.site.total_nodes}",
+    ]
+    header += [f"Queue: {i + 1} {name}" for i, name in enumerate(result.workload.queue_names)]
+    write_swf(path, frame, header)
+
+
+def write_cleaning_csv(path: Path, result: Result) -> None:
+    with atomic_path(path) as tmp:
+        result.workload.cleaning.records.to_csv(tmp, index=False, lineterminator="\n")
+
+
+def write_run(
+    out: Path,
+    result: Result,
+    metrics: Metrics,
+    *,
+    jobs_format: str = "csv",
+    dfrs: DfrsMetrics | None = None,
+) -> list[Path]:
+    """Write the whole bundle of one run into ``out``; returns the files written.
+
+    ``jobs_format="parquet"`` writes the job table as ``jobs.parquet`` (needs pyarrow)
+    instead of ``jobs.csv``.
+    """
+    if jobs_format not in ("csv", "parquet"):
+        raise ValueError(f"jobs_format must be csv or parquet, got {jobs_format!r}")
+    out.mkdir(parents=True, exist_ok=True)
+    files = [
+        out / "metrics.json",
+        out / f"jobs.{jobs_format}",
+        out / "schedule.swf",
+        out / "cleaning.csv",
+    ]
+    write_metrics(files[0], result, metrics, dfrs)
+    if jobs_format == "parquet":
+        write_jobs_parquet(files[1], result.jobs)
+    else:
+        write_jobs_csv(files[1], result.jobs)
+    write_schedule_swf(files[2], result)
+    write_cleaning_csv(files[3], result)
+    if result.fairshare_usage is not None:
+        files.append(out / "fairshare-usage.csv")
+        with atomic_path(files[-1]) as tmp:
+            result.fairshare_usage.to_csv(tmp, index=False, lineterminator="\n")
+    return files

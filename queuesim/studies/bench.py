@@ -1,0 +1,126 @@
+"""``queuesim bench``: jobs simulated per second on full real traces.
+
+Each (trace, policy) run happens in a fresh Python process, so that its peak memory
+(the child's maximum resident set size, from ``os.wait4``) is its own and no cache of an
+earlier run helps a later one. Reading the trace is timed apart from the simulation, and
+the simulation both in wall seconds and in CPU seconds of the process: on a busy machine
+the wall time grows with the other load, the CPU time much less. (The simulation also
+includes the warm-up that loads the compiled kernels from numba's cache; jobs/s is over
+wall seconds.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from queuesim.common.errors import QueuesimError
+
+#: trace file -> the site file that models its machine
+TRACE_SITES = {
+    "HPC2N-2002-2.2-cln.swf.gz": "hpc2n.yaml",
+    "SDSC-BLUE-2000-4.2-cln.swf.gz": "sdsc-blue.yaml",
+    "SDSC-SP2-1998-4.2-cln.swf.gz": "sdsc-sp2.yaml",
+    "KTH-SP2-1996-2.1-cln.swf.gz": "kth-sp2.yaml",
+    "CTC-SP2-1996-3.1-cln.swf.gz": "ctc-sp2.yaml",
+    "LLNL-Thunder-2007-1.1-cln.swf.gz": "llnl-thunder.yaml",
+    "LLNL-Atlas-2006-2.1-cln.swf.gz": "llnl-atlas.yaml",
+    "SDSC-Par-1996-3.1-cln.swf.gz": "sdsc-par96.yaml",
+}
+DEFAULT_TRACES = ("HPC2N-2002-2.2-cln.swf.gz", "SDSC-BLUE-2000-4.2-cln.swf.gz")
+DEFAULT_POLICIES = ("fcfs", "easy", "conservative")
+
+
+def _child(trace: str, site_file: str, policy: str) -> None:
+    """Run one simulation and print its figures as JSON (in the child process)."""
+    from queuesim.core.workload import load_workload
+    from queuesim.site.model import load_site
+    from queuesim.studies.simulate import simulate
+
+    site = load_site(site_file).with_scheduler(policy)
+    t0 = time.perf_counter()
+    workload = load_workload(trace, site)
+    read = time.perf_counter() - t0
+    cpu_before = time.process_time()
+    result = simulate(site, workload)
+    cpu = time.process_time() - cpu_before
+    print(
+        json.dumps(
+            {
+                "jobs": len(result.jobs),
+                "read_seconds": read,
+                "sim_seconds": result.wall_seconds,
+                "sim_cpu_seconds": cpu,
+                "passes": result.passes,
+            }
+        )
+    )
+
+
+def _run_child(trace: Path, site: Path, policy: str) -> dict[str, float]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "queuesim.studies.bench", str(trace), str(site), policy],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise QueuesimError(f"bench run {trace.name} / {policy} failed:\n{err.strip()}")
+    figures: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    figures["peak_mb"] = usage.ru_maxrss / 1024  # Linux reports KiB
+    return figures
+
+
+def run_bench(args: argparse.Namespace, console: Console) -> int:
+    # defaults suit a run from the repository's top folder
+    workloads = Path(args.workloads) if args.workloads else Path("..", "shared", "workloads")
+    configs = Path(args.site_configs) if args.site_configs else Path("site-configs")
+    if not configs.is_dir():
+        raise QueuesimError(f"{configs}: no site-configs folder here (use --site-configs DIR)")
+    traces = args.trace or list(DEFAULT_TRACES)
+    policies = args.policy or list(DEFAULT_POLICIES)
+    for name in traces:
+        if name not in TRACE_SITES:
+            raise QueuesimError(
+                f"no site file is known for trace {name!r}; known traces: "
+                + ", ".join(sorted(TRACE_SITES))
+            )
+        if not (workloads / name).is_file():
+            raise QueuesimError(f"{workloads / name}: trace not found (use --workloads DIR)")
+    table = Table(title="queuesim bench (each run in a fresh process)")
+    columns = ("trace", "policy", "jobs", "read s", "sim s", "sim CPU s", "jobs/s", "peak MB")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("trace", "policy") else "right")
+    for name in traces:
+        for policy in policies:
+            console.print(f"running {name} / {policy} ...", highlight=False)
+            fig = _run_child(workloads / name, configs / TRACE_SITES[name], policy)
+            table.add_row(
+                "-".join(name.split("-")[:2]),  # e.g. HPC2N-2002
+                policy,
+                f"{int(fig['jobs']):,}",
+                f"{fig['read_seconds']:.2f}",
+                f"{fig['sim_seconds']:.2f}",
+                f"{fig['sim_cpu_seconds']:.2f}",
+                f"{fig['jobs'] / fig['sim_seconds']:,.0f}",
+                f"{fig['peak_mb']:.0f}",
+            )
+    console.print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    _child(*sys.argv[1:4])

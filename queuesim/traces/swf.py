@@ -1,0 +1,448 @@
+"""Read and write job traces in the Parallel Workloads Archive's Standard Workload Format.
+
+An SWF file is plain text (often gzip-compressed). Lines whose first non-blank character is
+``;`` are comments; at the top of a file they form the header, where most lines have the
+shape ``; Key: value`` (``; MaxProcs: 240``, ``; UnixStartTime: 1027839845``,
+``; Queue:  1  express``, ``; Note: ...``) and a few are free text that continues a note.
+Every other non-blank line describes one job with exactly 18 numbers separated by
+whitespace, always in the order of :data:`SWF_FIELDS`: job number, submit time, wait time,
+run time, allocated processors, average CPU time, used memory, requested processors,
+requested time, requested memory, status, user, group, executable, queue, partition,
+preceding job and think time. Times are in seconds relative to the header's
+``UnixStartTime``; the value ``-1`` means "not known" and is kept as it is here (cleaning
+is the job of :mod:`queuesim.core.workload`).
+
+:func:`read_swf` parses a whole file into a :class:`SwfTrace`: the header (raw lines and the
+fields the simulator uses), a :class:`pandas.DataFrame` with one row per job line, and the
+malformed lines that were skipped when the caller allowed it. A malformed line is otherwise
+a :class:`~queuesim.common.errors.WorkloadError` whose message names the file, the 1-based line
+number and what was expected. :func:`write_swf` writes a frame back in the same format,
+deterministically and atomically.
+
+Speed: the job lines are parsed in one go by pandas' C tokenizer. Only when that fails (or
+when some values break the rules, such as a fraction in an integer field) are the lines
+walked one by one to find the exact culprits.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from queuesim.common.atomic import atomic_path
+from queuesim.common.errors import WorkloadError
+from queuesim.common.files import decode_line, read_bytes
+
+__all__ = [
+    "INT_FIELDS",
+    "SWF_FIELDS",
+    "BadLine",
+    "SwfHeader",
+    "SwfTrace",
+    "read_swf",
+    "write_swf",
+]
+
+SWF_FIELDS: tuple[str, ...] = (
+    "job_id",
+    "submit",
+    "wait",
+    "runtime",
+    "alloc_procs",
+    "avg_cpu_time",
+    "used_memory",
+    "req_procs",
+    "req_time",
+    "req_memory",
+    "status",
+    "user",
+    "group",
+    "executable",
+    "queue",
+    "partition",
+    "prev_job",
+    "think_time",
+)
+"""The 18 SWF fields, in file order (the names are the columns of :attr:`SwfTrace.jobs`)."""
+
+INT_FIELDS: frozenset[str] = frozenset(
+    {
+        "job_id",
+        "alloc_procs",
+        "req_procs",
+        "status",
+        "user",
+        "group",
+        "executable",
+        "queue",
+        "partition",
+        "prev_job",
+    }
+)
+"""Fields that hold identifiers or counts: read as ``int64``, written without decimals."""
+
+_N_FIELDS = len(SWF_FIELDS)
+_INT_COLUMNS = np.array([i for i, name in enumerate(SWF_FIELDS) if name in INT_FIELDS])
+# Largest magnitude a float64 can hold and still be cast to int64 without overflow.
+_INT_LIMIT = 2.0**63
+# When the whole file does not parse in one go, it is retried in blocks of this many lines.
+_BLOCK_LINES = 4096
+
+# "; Key: value" -- keys are capitalised words, as in every PWA header. A lower-case word
+# before a colon (";\tsee: http://...") is the continuation of a note, not a key.
+_HEADER_FIELD = re.compile(r"^\s*;\s*([A-Z][A-Za-z0-9_]*)\s*:(.*)$")
+# Value of a "Queue:" or "Partition:" line: a number, then a name.
+_NUMBERED_NAME = re.compile(r"^\s*([+-]?\d+)\s+(\S.*?)\s*$")
+# A leading integer of a header value: "240", "338 (batch partition; 512 total)".
+_LEADING_INT = re.compile(r"^\s*([+-]?\d+)(?![\d.])")
+# What a numeric token may look like (ASCII digits only; no nan, inf, hex or underscores).
+_NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+@dataclass(frozen=True)
+class SwfHeader:
+    """The comment lines of an SWF file and the header fields queuesim uses."""
+
+    fields: dict[str, str]
+    """Every ``; Key: value`` line, value stripped; for a repeated key the first one wins."""
+    max_nodes: int | None
+    max_procs: int | None
+    unix_start_time: int | None
+    time_zone_string: str | None
+    queues: dict[int, str]
+    """Queue number -> name from the ``; Queue: <n> <name>`` lines that have both."""
+    partitions: dict[int, str]
+    """Partition number -> name from the ``; Partition: <n> <name>`` lines that have both."""
+    notes: tuple[str, ...]
+    """``Note`` values and free comment lines (not ``Key: value``), in file order."""
+    lines: tuple[str, ...]
+    """The raw comment lines, without line ends, to copy into a written schedule."""
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """A job line that could not be read."""
+
+    line: int
+    """1-based line number in the file."""
+    text: str
+    """The line as found (without its line end)."""
+    reason: str
+    """What was wrong, e.g. ``expected 18 whitespace-separated numeric fields, found 17``."""
+
+
+@dataclass(frozen=True, eq=False)
+class SwfTrace:
+    """A parsed SWF file."""
+
+    path: Path
+    header: SwfHeader
+    jobs: pd.DataFrame
+    """One row per job line, in file order: the columns of :data:`SWF_FIELDS` (``int64``
+    for :data:`INT_FIELDS`, ``float64`` otherwise) and ``line``, the 1-based line number."""
+    bad_lines: tuple[BadLine, ...]
+    """Malformed job lines left out of :attr:`jobs` (only with ``skip_bad_lines=True``)."""
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
+    """Read an SWF file (gzip-compressed when its name ends in ``.gz``).
+
+    Comment lines (first non-blank character ``;``) form the header wherever they are;
+    blank lines are ignored; every other line must be a job line of 18 numbers, integers
+    in :data:`INT_FIELDS` (``32.0`` is accepted there, ``3.5`` is not). A malformed job
+    line raises :class:`WorkloadError` naming the file and line, unless
+    ``skip_bad_lines`` is set: then it is recorded in :attr:`SwfTrace.bad_lines` and left
+    out of the jobs. A file without job lines gives an empty frame (the caller decides
+    whether that is an error).
+    """
+    path = Path(path)
+    data = read_bytes(path)
+
+    comment_lines: list[str] = []
+    job_lines: list[bytes] = []
+    job_numbers: list[int] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        if stripped[:1] == b";":
+            comment_lines.append(decode_line(raw))
+        else:
+            job_lines.append(raw)
+            job_numbers.append(number)
+
+    values, bad_rows = _parse_job_lines(job_lines)
+
+    bad_lines: tuple[BadLine, ...] = ()
+    if bad_rows:
+        if not skip_bad_lines:
+            first = bad_rows[0]
+            reason = _diagnose(job_lines[first])
+            raise WorkloadError(f"{path}:{job_numbers[first]}: {reason}")
+        bad_lines = tuple(
+            BadLine(
+                line=job_numbers[row],
+                text=decode_line(job_lines[row]),
+                reason=_diagnose(job_lines[row]),
+            )
+            for row in bad_rows
+        )
+
+    numbers = np.asarray(job_numbers, dtype=np.int64)
+    if bad_rows:
+        keep = np.ones(len(job_lines), dtype=bool)
+        keep[bad_rows] = False
+        numbers = numbers[keep]
+        values = values[keep]
+
+    return SwfTrace(
+        path=path,
+        header=parse_header(comment_lines),
+        jobs=jobs_frame(values, numbers),
+        bad_lines=bad_lines,
+    )
+
+
+def _parse_job_lines(lines: list[bytes]) -> tuple[npt.NDArray[np.float64], list[int]]:
+    """Parse job lines into an ``(n, 18)`` array; also return the indices of bad lines.
+
+    The array has one row per input line; rows of bad lines hold garbage and must be
+    dropped by the caller.
+    """
+    values = parse_numeric_lines(lines)
+    unparsed: list[int] = []
+    if values is None:
+        # Something does not parse: retry block by block so that only the blocks holding
+        # a bad line are walked line by line.
+        blocks: list[npt.NDArray[np.float64]] = []
+        for start in range(0, len(lines), _BLOCK_LINES):
+            block_lines = lines[start : start + _BLOCK_LINES]
+            block = parse_numeric_lines(block_lines)
+            if block is None:
+                block, block_unparsed = _parse_slow(block_lines)
+                unparsed.extend(start + row for row in block_unparsed)
+            blocks.append(block)
+        values = np.concatenate(blocks)
+    invalid = _invalid_rows(values)
+    bad = sorted(set(unparsed) | set(invalid))
+    return values, bad
+
+
+def parse_numeric_lines(lines: list[bytes]) -> npt.NDArray[np.float64] | None:
+    """The 18 numbers of every line, as an (n, 18) array, through pandas' C tokenizer;
+    None when any line does not fit (the caller then looks for the bad line)."""
+    if not lines:
+        return np.empty((0, _N_FIELDS), dtype=np.float64)
+    try:
+        frame = pd.read_csv(
+            io.BytesIO(b"\n".join(lines)),
+            sep=r"\s+",
+            header=None,
+            dtype=np.float64,
+            engine="c",
+            quoting=csv.QUOTE_NONE,
+            na_filter=False,
+        )
+    except (ValueError, OverflowError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        return None
+    if frame.shape != (len(lines), _N_FIELDS):
+        return None
+    return frame.to_numpy(dtype=np.float64)
+
+
+def _parse_slow(lines: list[bytes]) -> tuple[npt.NDArray[np.float64], list[int]]:
+    """Line by line; returns the array (bad rows hold -1) and the unparsable rows."""
+    filler = [-1.0] * _N_FIELDS
+    rows: list[list[float]] = []
+    unparsed: list[int] = []
+    for index, line in enumerate(lines):
+        tokens = line.split()
+        if len(tokens) == _N_FIELDS and b"_" not in line:
+            try:
+                rows.append(list(map(float, tokens)))
+                continue
+            except ValueError:
+                pass
+        rows.append(filler)
+        unparsed.append(index)
+    return np.array(rows, dtype=np.float64).reshape(-1, _N_FIELDS), unparsed
+
+
+def _invalid_rows(values: npt.NDArray[np.float64]) -> list[int]:
+    """Rows with a non-finite value, or a fraction or overflow in an integer field."""
+    ok = np.isfinite(values).all(axis=1)
+    ints = values[:, _INT_COLUMNS]
+    ok &= ((ints == np.trunc(ints)) & (np.abs(ints) < _INT_LIMIT)).all(axis=1)
+    return [int(i) for i in np.flatnonzero(~ok)]
+
+
+def _diagnose(line: bytes) -> str:
+    """Say what is wrong with a job line, naming the first offending field."""
+    tokens = line.split()
+    if len(tokens) != _N_FIELDS:
+        return f"expected {_N_FIELDS} whitespace-separated numeric fields, found {len(tokens)}"
+    for position, (name, token) in enumerate(zip(SWF_FIELDS, tokens, strict=True), start=1):
+        text = token.decode("utf-8", errors="replace")
+        where = f"field {position} ({name})"
+        if not _NUMBER.fullmatch(token):
+            return f"{where} is not a number: {text!r}"
+        value = float(token)
+        if not math.isfinite(value):
+            return f"{where} is out of range: {text!r}"
+        if name in INT_FIELDS:
+            if value != math.trunc(value):
+                return f"{where} must be a whole number, found {text!r}"
+            if abs(value) >= _INT_LIMIT:
+                return f"{where} is out of range for an integer: {text!r}"
+    return f"expected {_N_FIELDS} whitespace-separated numeric fields"  # not reached in practice
+
+
+def jobs_frame(values: npt.NDArray[np.float64], numbers: npt.NDArray[np.int64]) -> pd.DataFrame:
+    """The 18 SWF fields of parsed job lines as typed columns, with each job's line number."""
+    columns: dict[str, npt.NDArray[np.int64] | npt.NDArray[np.float64]] = {}
+    for index, name in enumerate(SWF_FIELDS):
+        column = values[:, index]
+        columns[name] = column.astype(np.int64) if name in INT_FIELDS else column.copy()
+    columns["line"] = numbers.astype(np.int64)
+    return pd.DataFrame(columns)
+
+
+def parse_header(lines: list[str]) -> SwfHeader:
+    """The header that the comment lines of a trace give (``; Key: value`` fields, notes,
+    numbered queue and partition names)."""
+    fields: dict[str, str] = {}
+    queues: dict[int, str] = {}
+    partitions: dict[int, str] = {}
+    notes: list[str] = []
+    for line in lines:
+        match = _HEADER_FIELD.match(line)
+        if match is None:
+            free = line.strip()[1:].strip()
+            if free:
+                notes.append(free)
+            continue
+        key, value = match.group(1), match.group(2).strip()
+        fields.setdefault(key, value)
+        if key == "Note":
+            notes.append(value)
+        elif key in ("Queue", "Partition"):
+            numbered = _NUMBERED_NAME.match(value)
+            if numbered is not None:
+                table = queues if key == "Queue" else partitions
+                table.setdefault(int(numbered.group(1)), " ".join(numbered.group(2).split()))
+    zone = fields.get("TimeZoneString", "").strip()
+    return SwfHeader(
+        fields=fields,
+        max_nodes=_positive(_leading_int(fields.get("MaxNodes"))),
+        max_procs=_positive(_leading_int(fields.get("MaxProcs"))),
+        unix_start_time=_leading_int(fields.get("UnixStartTime")),
+        time_zone_string=zone or None,
+        queues=queues,
+        partitions=partitions,
+        notes=tuple(notes),
+        lines=tuple(lines),
+    )
+
+
+def _leading_int(value: str | None) -> int | None:
+    """The integer a header value starts with (``"338 (batch partition)"`` -> 338)."""
+    if value is None:
+        return None
+    match = _LEADING_INT.match(value)
+    return int(match.group(1)) if match else None
+
+
+def _positive(value: int | None) -> int | None:
+    return value if value is not None and value > 0 else None
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write_swf(path: str | Path, jobs: pd.DataFrame, header_lines: Sequence[str] = ()) -> None:
+    """Write ``jobs`` as an SWF file, atomically (gzip when ``path`` ends in ``.gz``).
+
+    The header lines come first, each prefixed with ``"; "`` unless it already starts
+    with ``;``. Then one line per row with the 18 fields of :data:`SWF_FIELDS` in order,
+    each column right-aligned; a field missing from the frame, or NaN, is written as
+    ``-1``. Integer fields are written as integers (a fractional value there raises
+    ``ValueError``); other fields as integers when integral, else with at most 2
+    decimals. The same frame always gives the same bytes (gzip output has no timestamp).
+    """
+    path = Path(path)
+    if isinstance(header_lines, str):
+        header_lines = [header_lines]
+    out: list[str] = []
+    for entry in header_lines:
+        for line in str(entry).splitlines() or [""]:
+            if line.lstrip().startswith(";"):
+                out.append(line)  # copied as it is, e.g. from SwfHeader.lines
+            else:
+                out.append(f"; {line}" if line.strip() else ";")
+
+    n_rows = len(jobs)
+    if n_rows:
+        columns = [_format_column(jobs, name, n_rows) for name in SWF_FIELDS]
+        rows = columns[0]
+        for column in columns[1:]:
+            rows = np.char.add(np.char.add(rows, " "), column)
+        out.extend(rows.tolist())
+
+    text = "".join(f"{line}\n" for line in out)
+    payload = text.encode("utf-8")
+    if path.suffix.lower() == ".gz":
+        payload = gzip.compress(payload, compresslevel=6, mtime=0)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(payload)
+
+
+def _format_column(jobs: pd.DataFrame, name: str, n_rows: int) -> npt.NDArray[np.str_]:
+    """One field of every row as right-aligned text."""
+    if name not in jobs.columns:
+        return np.full(n_rows, "-1")
+    series = jobs[name]
+    if pd.api.types.is_bool_dtype(series.dtype):
+        raise ValueError(f"column {name!r} holds booleans, expected numbers")
+    if pd.api.types.is_integer_dtype(series.dtype) and not series.hasnans:
+        text = series.to_numpy(dtype=np.int64).astype(str)
+    else:
+        try:
+            values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            raise ValueError(f"column {name!r} holds non-numeric values") from None
+        values = np.where(np.isnan(values), -1.0, values)
+        if not np.isfinite(values).all():
+            raise ValueError(f"column {name!r} holds an infinite value")
+        integral = (values == np.trunc(values)) & (np.abs(values) < _INT_LIMIT)
+        fractional = np.flatnonzero(~integral)
+        if name in INT_FIELDS and len(fractional):
+            first = int(fractional[0])
+            raise ValueError(
+                f"column {name!r} must hold whole numbers within the int64 range, "
+                f"found {float(values[first])!r} at position {first}"
+            )
+        cells = np.where(integral, values, 0.0).astype(np.int64).astype(str).astype(object)
+        for position in fractional:
+            cells[position] = _format_fraction(float(values[position]))
+        text = cells.astype(str)
+    width = int(np.char.str_len(text).max())
+    return np.char.rjust(text, width)
+
+
+def _format_fraction(value: float) -> str:
+    """At most two decimals, trailing zeros dropped: 3.5 -> "3.5", 2.999 -> "3"."""
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
