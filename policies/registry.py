@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
@@ -56,33 +57,56 @@ def known_policies() -> list[str]:
     return sorted(_REGISTRY)
 
 
+@dataclass(frozen=True)
+class NameScheme:
+    """A family of policies chosen by a name pattern rather than one registered name: a
+    name ``matches`` selects the registered ``policy`` with the name as its ``param``
+    (e.g. DFRS algorithms by their paper names, ``GreedyPM*/per`` -> ``dfrs`` with
+    ``algorithm="GreedyPM*/per"``). The family registers its scheme itself, so the registry
+    knows no family by name."""
+
+    policy: str
+    param: str
+    matches: Callable[[str], bool]
+    what: str  #: the names, for messages: "DFRS algorithms by their paper names"
+    example: str
+    noun: str  #: one such name, for messages: "DFRS algorithm name"
+
+
+_SCHEMES: list[NameScheme] = []
+
+
+def register_name_scheme(scheme: NameScheme) -> None:
+    """Make the names ``scheme`` matches selectable (see :class:`NameScheme`)."""
+    if scheme not in _SCHEMES:
+        _SCHEMES.append(scheme)
+
+
 def policy_class(name: str) -> type[Any]:
     _load_builtin_and_plugins()
     try:
         return _REGISTRY[name]
     except KeyError:
+        schemes = "".join(f", and {s.what} (e.g. {s.example!r})" for s in _SCHEMES)
         raise ConfigError(
-            f"unknown policy {name!r}; known policies: {', '.join(sorted(_REGISTRY))}, and "
-            "DFRS algorithms by their paper names (e.g. 'GreedyPM*/per/OPT=MIN/MINVT=600')"
+            f"unknown policy {name!r}; known policies: {', '.join(sorted(_REGISTRY))}{schemes}"
         ) from None
 
 
 def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
     """Build the policy registered as ``name`` from string or typed parameters.
 
-    A DFRS algorithm's paper name (e.g. ``GreedyPM*/per/OPT=MIN``, see
-    :mod:`queuesim.policies.dfrs.names`) selects the ``dfrs`` policy with that algorithm.
+    A name that a registered :class:`NameScheme` matches (e.g. a DFRS algorithm's paper
+    name) selects that scheme's policy with the name as its parameter.
     """
     _load_builtin_and_plugins()
-    if name not in _REGISTRY:
-        from queuesim.policies.dfrs.names import looks_like_dfrs
-
-        if looks_like_dfrs(name):
-            if params and "algorithm" in params:
-                raise ConfigError(
-                    f"policy {name!r} is a DFRS algorithm name; do not also give --param algorithm"
-                )
-            params, name = {**(params or {}), "algorithm": name}, "dfrs"
+    scheme = None if name in _REGISTRY else next((s for s in _SCHEMES if s.matches(name)), None)
+    if scheme is not None:
+        if params and scheme.param in params:
+            raise ConfigError(
+                f"policy {name!r} is a {scheme.noun}; do not also give --param {scheme.param}"
+            )
+        params, name = {**(params or {}), scheme.param: name}, scheme.policy
     cls = policy_class(name)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init and f.name != "name"}
     hints = typing.get_type_hints(cls)

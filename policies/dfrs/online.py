@@ -54,13 +54,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from queuesim.policies.dfrs.instance import FloatArray, Instance, IntArray
-from queuesim.policies.dfrs.names import Algorithm, OnSubmit, Periodic, parse_algorithm
-from queuesim.policies.dfrs.packing import mcb_online, pack_at_yield
-from queuesim.policies.dfrs.yields import max_min_yields, step_yields
-from queuesim.policies.registry import register
 
 from queuesim.common.errors import QueuesimWarning
+from queuesim.policies.dfrs.instance import FloatArray, Instance, IntArray
+from queuesim.policies.dfrs.names import (
+    Algorithm,
+    OnSubmit,
+    Periodic,
+    looks_like_dfrs,
+    parse_algorithm,
+)
+from queuesim.policies.dfrs.packing import mcb_online, pack_at_yield
+from queuesim.policies.dfrs.yields import max_min_yields, step_yields
+from queuesim.policies.registry import NameScheme, register, register_name_scheme
 
 if TYPE_CHECKING:
     from queuesim.core.engine import Context
@@ -163,6 +169,18 @@ def _same_nodes(a: IntArray, b: IntArray) -> int:
     """How many tasks stay put between two mappings of one job (tasks are identical)."""
     size = int(max(a.max(), b.max())) + 1
     return int(np.minimum(np.bincount(a, minlength=size), np.bincount(b, minlength=size)).sum())
+
+
+register_name_scheme(
+    NameScheme(
+        policy="dfrs",
+        param="algorithm",
+        matches=looks_like_dfrs,
+        what="DFRS algorithms by their paper names",
+        example="GreedyPM*/per/OPT=MIN/MINVT=600",
+        noun="DFRS algorithm name",
+    )
+)
 
 
 @register("dfrs")
