@@ -44,8 +44,8 @@ def register(name: str) -> Callable[[type[P]], type[P]]:
 
 
 def _load_builtin_and_plugins() -> None:
-    import queuesim.policies  # noqa: F401  (registers the built-in policies)
-
+    # the built-in policies are registered already: importing this module imports the
+    # package queuesim.policies first, which imports them
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name not in _REGISTRY:
             _REGISTRY[ep.name] = ep.load()
