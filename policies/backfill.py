@@ -20,7 +20,7 @@ from enum import StrEnum
 import numpy as np
 from queuesim.policies.registry import register
 
-from queuesim.core.engine import Context
+from queuesim.core.context import Context
 from queuesim.core.profile import plan_pass
 
 

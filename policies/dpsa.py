@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from queuesim.policies.registry import register
 
-from queuesim.core.engine import Context
+from queuesim.core.context import Context
 from queuesim.core.profile import plan_pass, room_beside_plan, tiny_job_arrays, tiny_profile_state
 
 # relative: ruff's isort cannot place queuesim.policies (mapped from the policies/ folder)

@@ -1,7 +1,7 @@
 """The seam between the engine and scheduling policies.
 
 A policy is a small object with one method, ``schedule(ctx)``, called once per scheduling
-pass. The :class:`~queuesim.core.engine.Context` it receives offers the waiting jobs in the
+pass. The :class:`~queuesim.core.context.Context` it receives offers the waiting jobs in the
 site's order, the running jobs, the cluster state, and the actions; the engine checks every
 action. Policies are dataclasses registered by name; their parameters come from the site
 file or ``--param KEY=VALUE`` and are converted to the dataclass fields' types, so every
@@ -45,8 +45,8 @@ def register(name: str) -> Callable[[type[P]], type[P]]:
 
 
 def _load_builtin_and_plugins() -> None:
-    import queuesim.policies  # noqa: F401  (registers the built-in policies)
-
+    # the built-in policies are registered already: importing this module imports the
+    # package queuesim.policies first, which imports them
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name not in _REGISTRY:
             _REGISTRY[ep.name] = ep.load()

@@ -64,25 +64,31 @@ class Recording(Simulation):
         self.rate_log: list[tuple[float, int, float]] = []
         self.snapshots: list[tuple[np.ndarray, np.ndarray]] = []
         schedule = self.policy.schedule
+        state = self.state
 
         def checked(ctx: Any) -> None:
             schedule(ctx)
-            if self.shared is not None:
+            if state.shared is not None:
                 self.snapshots.append(
-                    (self.shared.mem_used.copy(), self.shared.cpu_used(self.rate))
+                    (state.shared.mem_used.copy(), state.shared.cpu_used(state.rate))
                 )
 
         self.policy.schedule = checked  # type: ignore[method-assign]
+        # the run's bookkeeping carries out the policy's actions: log them there
+        set_rate, place = state.set_rate, state.place
 
-    def set_rate(self, job: int, rate: float) -> None:
-        super().set_rate(job, rate)
-        self.rate_log.append((self.ctx.now, job, rate))
+        def logged_set_rate(job: int, rate: float) -> None:
+            set_rate(job, rate)
+            self.rate_log.append((state.now, job, rate))
 
-    def place(self, job: int, hosts: np.ndarray | None) -> None:
-        was_running = self.state[job] == 2
-        super().place(job, hosts)
-        if hosts is None or not was_running:
-            self.rate_log.append((self.ctx.now, job, 0.0))
+        def logged_place(job: int, hosts: np.ndarray | None) -> None:
+            was_running = state.job_state[job] == 2
+            place(job, hosts)
+            if hosts is None or not was_running:
+                self.rate_log.append((state.now, job, 0.0))
+
+        state.set_rate = logged_set_rate  # type: ignore[method-assign]
+        state.place = logged_place  # type: ignore[method-assign]
 
 
 def run(

@@ -20,7 +20,8 @@ import queuesim.policies.registry as policy_module
 from queuesim.policies.registry import Policy, make_policy, register
 
 from queuesim.common.errors import ConfigError, PolicyViolation
-from queuesim.core.engine import Context, Simulation
+from queuesim.core.context import Context
+from queuesim.core.engine import Simulation
 from queuesim.core.result import Result
 from queuesim.core.workload import Workload, load_workload
 from queuesim.site.model import Site

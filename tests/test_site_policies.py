@@ -134,7 +134,8 @@ def test_a_job_larger_than_its_queues_pool_is_rejected_as_over_limit() -> None:
 
 def test_engine_refuses_a_start_that_breaks_a_limit() -> None:
     # a policy that starts every waiting job at once, ignoring limits
-    from queuesim.core.engine import Context, Simulation
+    from queuesim.core.context import Context
+    from queuesim.core.engine import Simulation
 
     class Reckless:
         name = "reckless"

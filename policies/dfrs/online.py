@@ -54,8 +54,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-
-from queuesim.common.errors import QueuesimWarning
 from queuesim.policies.dfrs.instance import FloatArray, Instance, IntArray
 from queuesim.policies.dfrs.names import (
     Algorithm,
@@ -68,8 +66,12 @@ from queuesim.policies.dfrs.packing import mcb_online, pack_at_yield
 from queuesim.policies.dfrs.yields import max_min_yields, step_yields
 from queuesim.policies.registry import NameScheme, register, register_name_scheme
 
+from queuesim.common.errors import ConfigError, QueuesimWarning
+from queuesim.core.workload import TIME_SHARED_COLUMNS
+from queuesim.site.model import Ordering
+
 if TYPE_CHECKING:
-    from queuesim.core.engine import Context
+    from queuesim.core.context import Context
     from queuesim.core.shared_nodes import SharedNodes
 
 #: the priority's floor on the flow time (000 III.A: the bounded stretch's 30 s)
@@ -99,6 +101,55 @@ def backoff_delay(failures: int, cap: float = BACKOFF_CAP) -> float:
     if failures < 1:
         raise ValueError(f"failures must be at least 1, got {failures}")
     return min(cap, 2.0 ** min(failures, 1023))
+
+
+def check_runnable(ctx: Context, policy: str) -> None:
+    """Refuse a run DFRS cannot model, before its first pass: it needs every job's tasks,
+    CPU need and memory (an annotated workload), identical nodes (a task takes a fraction
+    of a node), the plain FCFS ordering (it orders jobs by its own priority) and no queue
+    limits (it does not enforce them)."""
+    site = ctx.site
+    if not ctx.workload_annotated:
+        raise ConfigError(
+            f"policy {policy!r} time-shares nodes and needs every job's DFRS tasks, CPU "
+            f"need and memory ({', '.join(TIME_SHARED_COLUMNS)}): {ctx.workload_source} has "
+            "no annotation file (make one with 'queuesim generate lublin', or set the site's "
+            "'dfrs: annotation: hpc2n' to apply paper 000's HPC2N rule)"
+        )
+    node_cpus = set(site.node_cpus().tolist())
+    if len(node_cpus) != 1:
+        raise ConfigError(
+            f"policy {policy!r} needs identical nodes (DFRS tasks take fractions of a node); "
+            f"site {site.name!r} has nodes of {sorted(node_cpus)} CPUs"
+        )
+    if site.ordering is not Ordering.FCFS:
+        raise ConfigError(
+            f"policy {policy!r} orders jobs by its own priority; site {site.name!r} sets "
+            "'ordering: fairshare', which it would ignore (use 'ordering: fcfs')"
+        )
+    if ctx.queue_limits_set:
+        raise ConfigError(
+            f"policy {policy!r} does not enforce queue limits; site {site.name!r} sets some "
+            "(max_running_per_user, max_cpus_per_user or cpu_pool)"
+        )
+
+
+def check_every_job_fits(ctx: Context, nodes: SharedNodes) -> None:
+    """Refuse a workload with a job whose tasks do not fit in the nodes' memory, one node
+    slot each, even with the platform empty (it could never run)."""
+    tasks = nodes.tasks
+    mem = nodes.mem_fraction
+    hosts = nodes.hosts
+    with np.errstate(divide="ignore"):
+        per_node = np.where(mem > 0, np.floor(1.0 / np.where(mem > 0, mem, 1.0)), np.inf)
+    too_big = np.flatnonzero(tasks > hosts * per_node)
+    if too_big.size:
+        j = int(too_big[0])
+        raise ConfigError(
+            f"{ctx.workload_source}: {too_big.size} jobs can never run on the {hosts} "
+            f"nodes of site {ctx.site.name!r}, e.g. job {int(nodes.job_ids[j])} ({tasks[j]} "
+            f"tasks of memory {mem[j]:g}, at most {per_node[j]:g} per node)"
+        )
 
 
 def removal_order(prio: FloatArray) -> IntArray:
@@ -226,7 +277,9 @@ class Dfrs:
     # --- state --------------------------------------------------------------------------
 
     def _start(self, ctx: Context) -> None:
+        check_runnable(ctx, self.name)
         nodes = ctx.shared_nodes()
+        check_every_job_fits(ctx, nodes)
         n = nodes.tasks.shape[0]
         self.nodes = nodes
         #: every job as an offline instance, checked once; passes take subsets of it
@@ -320,7 +373,7 @@ class Dfrs:
             if plan.fits_without(job, marked):
                 break
         else:
-            return  # cannot happen: every job fits the empty platform (engine check)
+            return  # cannot happen: every job fits the empty platform (check_every_job_fits)
         for other in list(reversed(marked)):  # decreasing priority: keep who can stay
             rest = [m for m in marked if m != other]
             if plan.fits_without(job, rest):

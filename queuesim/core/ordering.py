@@ -16,7 +16,7 @@ An ordering that keeps state (fairshare usage) also listens to jobs starting and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -25,13 +25,10 @@ from queuesim.core.cluster import Allocation
 from queuesim.core.fairshare import FairshareLedger
 from queuesim.site.model import Account, MemoryModel, Ordering, Site
 
-if TYPE_CHECKING:
-    from queuesim.core.engine import Context
-
 
 class WaitingOrder(Protocol):
-    def order(self, ctx: Context, waiting: np.ndarray) -> np.ndarray:
-        """``waiting`` (job numbers, ascending) sorted by the ordering's key."""
+    def order(self, now: float, waiting: np.ndarray) -> np.ndarray:
+        """``waiting`` (job numbers, ascending) sorted by the ordering's key at time ``now``."""
         ...
 
 
@@ -47,7 +44,7 @@ class JobListener(Protocol):
 class FCFSOrder:
     """First come, first served: by submit time, then trace line (the job number)."""
 
-    def order(self, ctx: Context, waiting: np.ndarray) -> np.ndarray:
+    def order(self, now: float, waiting: np.ndarray) -> np.ndarray:
         return waiting  # the engine lists waiting jobs by job number already
 
 
@@ -64,12 +61,12 @@ class FairshareOrder:
             site.memory is MemoryModel.PER_CPU,
         )
 
-    def usage_of(self, ctx: Context, waiting: np.ndarray) -> np.ndarray:
-        usage: np.ndarray = self.ledger.effective_usage(ctx.now)[self.ledger.job_account[waiting]]
+    def usage_of(self, now: float, waiting: np.ndarray) -> np.ndarray:
+        usage: np.ndarray = self.ledger.effective_usage(now)[self.ledger.job_account[waiting]]
         return usage
 
-    def order(self, ctx: Context, waiting: np.ndarray) -> np.ndarray:
-        result: np.ndarray = waiting[np.lexsort((waiting, self.usage_of(ctx, waiting)))]
+    def order(self, now: float, waiting: np.ndarray) -> np.ndarray:
+        result: np.ndarray = waiting[np.lexsort((waiting, self.usage_of(now, waiting)))]
         return result
 
     def job_started(self, job: int, cpus: int, alloc: Allocation, now: float) -> None:
@@ -89,8 +86,8 @@ class QueuePriorityOrder(FairshareOrder):
         codes = pd.Categorical(jobs["queue"], categories=names).codes
         self.job_priority = priority[codes]
 
-    def order(self, ctx: Context, waiting: np.ndarray) -> np.ndarray:
-        keys = (waiting, self.usage_of(ctx, waiting), -self.job_priority[waiting])
+    def order(self, now: float, waiting: np.ndarray) -> np.ndarray:
+        keys = (waiting, self.usage_of(now, waiting), -self.job_priority[waiting])
         result: np.ndarray = waiting[np.lexsort(keys)]
         return result
 

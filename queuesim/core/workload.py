@@ -63,8 +63,9 @@ CLEANING_REASONS = (
 DROPPED = ("malformed_line", "cancelled", "zero_runtime", "no_submit_time", "no_cpus")
 REJECTED = ("no_queue", "too_large", "over_limit")
 
-#: the columns a DFRS annotation adds to the job table (see :mod:`queuesim.traces.dfrs_annotation`)
-DFRS_COLUMNS = ("tasks", "cpu_need", "mem_fraction")
+#: what time-shared nodes need of every job: its tasks, CPU need and memory fraction (a DFRS
+#: annotation adds them to the job table, see :mod:`queuesim.traces.dfrs_annotation`)
+TIME_SHARED_COLUMNS = ("tasks", "cpu_need", "mem_fraction")
 #: the SWF header line that names a trace's DFRS annotation file
 DFRS_HEADER_KEY = "QueuesimDfrs"
 JOB_COLUMNS = (
@@ -128,8 +129,8 @@ class Workload:
 
     @property
     def annotated(self) -> bool:
-        """Every job has its DFRS tasks, CPU need and memory fraction (``DFRS_COLUMNS``)."""
-        return all(c in self.jobs.columns for c in DFRS_COLUMNS)
+        """Every job has its tasks, CPU need and memory fraction (``TIME_SHARED_COLUMNS``)."""
+        return all(c in self.jobs.columns for c in TIME_SHARED_COLUMNS)
 
     @property
     def shaped(self) -> bool:
@@ -325,7 +326,7 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
             "cpus": cpus,
             "mem_per_cpu": mem_per_cpu,
             "ppn": ppn,
-            **{c: jobs[c].to_numpy() for c in DFRS_COLUMNS if c in jobs.columns},
+            **{c: jobs[c].to_numpy() for c in TIME_SHARED_COLUMNS if c in jobs.columns},
         }
     ).loc[~rejected]
     prepared = prepared.sort_values(["submit", "line"], kind="mergesort").reset_index(drop=True)
