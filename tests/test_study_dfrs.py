@@ -3,8 +3,8 @@ the bound cache, what must hold of the numbers, and the errors for bad arguments
 
 The tiny study is 2 load levels x 1 synthetic trace of 60 jobs on the 128-node site, FCFS
 and EASY, plus two DFRS algorithms when this build has them. The command is driven through
-:func:`queuesim.studies.dfrs.add_arguments` and :func:`run_study_command`, as ``queuesim study
-dfrs`` does.
+:func:`queuesim.cli.study.add_dfrs_arguments` and :func:`~queuesim.cli.study.run_dfrs`, as
+``queuesim study dfrs`` does.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 from queuesim.policies.registry import known_policies
 from rich.console import Console
 
+from queuesim.cli import study as cli_study
 from queuesim.common.errors import PolicyViolation, QueuesimError, WorkloadError
 from queuesim.studies import dfrs as study_dfrs
 
@@ -31,7 +32,7 @@ OUTPUTS = ("study.csv", "study.md", "degradation-vs-load.png", "timings.csv")
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="queuesim study dfrs")
-    study_dfrs.add_arguments(parser)
+    cli_study.add_dfrs_arguments(parser)
     return parser.parse_args(list(argv))
 
 
@@ -61,7 +62,7 @@ def tiny_args(cache: str = "cache", workers: int = 1, *extra: str) -> argparse.N
 
 
 def run(args: argparse.Namespace) -> int:
-    return study_dfrs.run_study_command(args, Console(quiet=True))
+    return cli_study.run_dfrs(args, Console(quiet=True))
 
 
 def without_timing(markdown: str) -> str:
@@ -139,7 +140,7 @@ def test_study_csv_rows_and_what_must_hold(two_runs: tuple[Path, Path]):
 
 def test_a_rerun_reads_the_bounds_from_the_cache(two_runs: tuple[Path, Path], tmp_path: Path):
     folder = two_runs[0]
-    config = study_dfrs.config_from_args(tiny_args(str(folder / "cache")))
+    config = cli_study.dfrs_config(tiny_args(str(folder / "cache")))
     result = study_dfrs.run_study(config, tmp_path / "again", command="again")
     assert (result.bounds_computed, result.bounds_cached) == (0, 2)
     before = (folder / "reports" / "dfrs" / "study.csv").read_bytes()
@@ -239,12 +240,12 @@ def test_hpc2n_weeks_are_instances(tmp_path: Path, real_workloads: Path):
 )
 def test_bad_arguments_are_clear_errors(option: str, value: str, message: str):
     with pytest.raises(QueuesimError, match=message):
-        study_dfrs.config_from_args(parse(option, value, "--algorithms", "easy"))
+        cli_study.dfrs_config(parse(option, value, "--algorithms", "easy"))
 
 
 def test_an_unknown_algorithm_names_the_valid_ones():
     with pytest.raises(QueuesimError, match="unknown algorithm 'SJF'") as error:
-        study_dfrs.config_from_args(parse("--algorithms", "EASY,SJF"))
+        cli_study.dfrs_config(parse("--algorithms", "EASY,SJF"))
     valid = str(error.value).split("valid: ", 1)[1].split(", ")
     assert valid[:2] == ["FCFS", "EASY"] and "conservative" in valid
     if HAVE_DFRS:
@@ -253,14 +254,14 @@ def test_an_unknown_algorithm_names_the_valid_ones():
 
 def test_nothing_to_run_is_an_error():
     with pytest.raises(QueuesimError, match="nothing to run"):
-        study_dfrs.config_from_args(
+        cli_study.dfrs_config(
             parse("--traces-per-load", "0", "--hpc2n-weeks", "0", "--algorithms", "easy")
         )
 
 
 def test_an_algorithm_given_twice_is_an_error():
     with pytest.raises(QueuesimError, match="'EASY' is given twice"):
-        study_dfrs.config_from_args(parse("--algorithms", "easy", "--algorithms", "EASY"))
+        cli_study.dfrs_config(parse("--algorithms", "easy", "--algorithms", "EASY"))
 
 
 def test_loads_and_penalties_are_parsed():

@@ -11,12 +11,12 @@ wall seconds.)
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -84,14 +84,18 @@ def _run_child(trace: Path, site: Path, policy: str) -> dict[str, float]:
     return figures
 
 
-def run_bench(args: argparse.Namespace, console: Console) -> int:
-    # defaults suit a run from the repository's top folder
-    workloads = Path(args.workloads) if args.workloads else Path("..", "shared", "workloads")
-    configs = Path(args.site_configs) if args.site_configs else Path("site-configs")
-    if not configs.is_dir():
-        raise QueuesimError(f"{configs}: no site-configs folder here (use --site-configs DIR)")
-    traces = args.trace or list(DEFAULT_TRACES)
-    policies = args.policy or list(DEFAULT_POLICIES)
+def run_bench(
+    console: Console,
+    *,
+    traces: Sequence[str] = DEFAULT_TRACES,
+    policies: Sequence[str] = DEFAULT_POLICIES,
+    workloads: Path,
+    site_configs: Path,
+) -> None:
+    """Run every trace (a file name of :data:`TRACE_SITES`, in ``workloads``) under every
+    policy, each in a fresh process, and print the table of their figures."""
+    if not site_configs.is_dir():
+        raise QueuesimError(f"{site_configs}: no site-configs folder here (use --site-configs DIR)")
     for name in traces:
         if name not in TRACE_SITES:
             raise QueuesimError(
@@ -107,7 +111,7 @@ def run_bench(args: argparse.Namespace, console: Console) -> int:
     for name in traces:
         for policy in policies:
             console.print(f"running {name} / {policy} ...", highlight=False)
-            fig = _run_child(workloads / name, configs / TRACE_SITES[name], policy)
+            fig = _run_child(workloads / name, site_configs / TRACE_SITES[name], policy)
             table.add_row(
                 "-".join(name.split("-")[:2]),  # e.g. HPC2N-2002
                 policy,
@@ -119,7 +123,6 @@ def run_bench(args: argparse.Namespace, console: Console) -> int:
                 f"{fig['peak_mb']:.0f}",
             )
     console.print(table)
-    return 0
 
 
 if __name__ == "__main__":

@@ -34,12 +34,10 @@ seconds of every simulation and bound computation).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import io
 import math
 import os
-import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -71,10 +69,10 @@ __all__ = [
     "RunFigures",
     "StudyConfig",
     "StudyResult",
-    "add_arguments",
+    "load_text",
     "resolve_algorithms",
+    "run_and_print",
     "run_study",
-    "run_study_command",
 ]
 
 #: the batch baselines of both papers (they never preempt: one run serves every penalty)
@@ -271,7 +269,7 @@ def resolve_algorithms(names: Sequence[str], penalties: Sequence[float]) -> list
 # --- instances ----------------------------------------------------------------------------
 
 
-def _load_text(load: float) -> str:
+def load_text(load: float) -> str:
     return f"{load:g}"
 
 
@@ -312,7 +310,7 @@ def synthetic_instances(config: StudyConfig) -> list[Instance]:
     for load in config.loads:
         for k in range(config.traces_per_load):
             seed = config.seed + k
-            name = f"load{_load_text(load)}-seed{seed}"
+            name = f"load{load_text(load)}-seed{seed}"
             path = folder / f"{name}.swf"
             try:
                 write_synthetic_trace(path, hosts, config.jobs, seed, load=load)
@@ -767,7 +765,7 @@ def _per_load(frame: pd.DataFrame, penalty: float) -> str:
         stats = summary(synthetic, "degradation", synthetic["load"] == load)
         cells = [stats[(penalty, a)] for a in labels]
         rows.append(
-            [_load_text(load)]
+            [load_text(load)]
             + [f"{_num(mean)} ({_num(std)}; {_num(top)})" for mean, std, top in cells]
         )
     return _md_table(["load", *labels], rows)
@@ -796,7 +794,7 @@ def _scale(result: StudyResult, config: StudyConfig) -> list[str]:
     weeks = [i for i in result.instances if i.trace_set == HPC2N]
     lines = []
     if synthetic:
-        loads = ", ".join(_load_text(x) for x in config.loads)
+        loads = ", ".join(load_text(x) for x in config.loads)
         seeds = f"seeds {config.seed} to {config.seed + config.traces_per_load - 1}"
         if config.traces_per_load == 1:
             seeds = f"seed {config.seed}"
@@ -993,76 +991,6 @@ def write_study(out: Path, result: StudyResult, markdown: str) -> list[Path]:
 # --- command line -------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``queuesim study dfrs``."""
-    parser.add_argument(
-        "--traces-per-load",
-        type=int,
-        default=DEFAULT_TRACES_PER_LOAD,
-        metavar="N",
-        help=f"synthetic traces per load level (default {DEFAULT_TRACES_PER_LOAD})",
-    )
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=DEFAULT_JOBS,
-        metavar="J",
-        help=f"jobs per synthetic trace (default {DEFAULT_JOBS})",
-    )
-    parser.add_argument(
-        "--loads",
-        default=",".join(_load_text(x) for x in DEFAULT_LOADS),
-        metavar="L1,L2,...",
-        help="load levels in (0, 1] (default 0.1,...,0.9)",
-    )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULT_SEED,
-        help=f"seed of the first synthetic trace of every load (default {DEFAULT_SEED})",
-    )
-    parser.add_argument(
-        "--hpc2n-weeks",
-        type=int,
-        default=DEFAULT_HPC2N_WEEKS,
-        metavar="K",
-        help=f"first weeks of {HPC2N_TRACE} (default {DEFAULT_HPC2N_WEEKS}; 0: none)",
-    )
-    parser.add_argument(
-        "--penalties",
-        default=",".join(f"{p:g}" for p in DEFAULT_PENALTIES),
-        metavar="S1,S2,...",
-        help="rescheduling penalties in seconds (default 0,300)",
-    )
-    parser.add_argument(
-        "--algorithms",
-        action="append",
-        default=[],
-        metavar="A1,A2,...",
-        help="algorithms, comma-separated or repeated (default: "
-        + ", ".join(DEFAULT_ALGORITHMS)
-        + ")",
-    )
-    parser.add_argument(
-        "--out",
-        default=DEFAULT_OUT,
-        metavar="DIR",
-        help=f"write study.md, study.csv, the plot and timings.csv here ({DEFAULT_OUT})",
-    )
-    parser.add_argument(
-        "--cache",
-        default=DEFAULT_CACHE,
-        metavar="DIR",
-        help=f"generated traces and cached bounds ({DEFAULT_CACHE})",
-    )
-    parser.add_argument("--workloads", metavar="DIR", help="folder of the real traces")
-    parser.add_argument("--site-configs", metavar="DIR", help="folder of the site files")
-    parser.add_argument(
-        "--workers", type=int, metavar="N", help="processes; default: the local cores"
-    )
-    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
-
-
 def _numbers(text: str, option: str, example: str) -> list[float]:
     try:
         values = [float(part) for part in text.split(",") if part.strip()]
@@ -1093,77 +1021,24 @@ def parse_penalties(text: str) -> tuple[float, ...]:
     return tuple(dict.fromkeys(penalties))
 
 
-def config_from_args(args: argparse.Namespace) -> StudyConfig:
-    """The study's configuration from the command line, every value checked."""
-    for option, value, least in (
-        ("--traces-per-load", args.traces_per_load, 0),
-        ("--jobs", args.jobs, 2),
-        ("--hpc2n-weeks", args.hpc2n_weeks, 0),
-    ):
-        if value < least:
-            raise QueuesimError(f"{option} expects a whole number >= {least}, got {value}")
-    if args.seed < 0:
-        raise QueuesimError(f"--seed expects a whole number >= 0, got {args.seed}")
-    if args.workers is not None and args.workers < 1:
-        raise QueuesimError(f"--workers expects at least 1, got {args.workers}")
-    if args.traces_per_load == 0 and args.hpc2n_weeks == 0:
-        raise QueuesimError("nothing to run: --traces-per-load and --hpc2n-weeks are both 0")
-    penalties = parse_penalties(args.penalties)
-    names = [n.strip() for group in args.algorithms for n in group.split(",") if n.strip()]
-    algorithms = resolve_algorithms(names or DEFAULT_ALGORITHMS, penalties)
-    return StudyConfig(
-        loads=parse_loads(args.loads),
-        traces_per_load=args.traces_per_load,
-        jobs=args.jobs,
-        seed=args.seed,
-        hpc2n_weeks=args.hpc2n_weeks,
-        penalties=penalties,
-        algorithms=tuple(algorithms),
-        cache=Path(args.cache),
-        workloads=Path(args.workloads) if args.workloads else Path("..", "shared", "workloads"),
-        site_configs=Path(args.site_configs) if args.site_configs else Path("site-configs"),
-    )
-
-
-def study_command(args: argparse.Namespace, config: StudyConfig) -> str:
-    """The command line that regenerates the study, one option per line."""
-    words: list[list[str]] = [
-        ["queuesim", "study", "dfrs"],
-        ["--traces-per-load", str(config.traces_per_load)],
-        ["--jobs", str(config.jobs)],
-        ["--loads", ",".join(_load_text(x) for x in config.loads)],
-        ["--seed", str(config.seed)],
-        ["--hpc2n-weeks", str(config.hpc2n_weeks)],
-        ["--penalties", ",".join(f"{p:g}" for p in config.penalties)],
-        ["--algorithms", ",".join(a.label for a in config.algorithms)],
-    ]
-    if args.workloads:
-        words.append(["--workloads", args.workloads])
-    if args.site_configs:
-        words.append(["--site-configs", args.site_configs])
-    words.append(["--out", args.out])
-    return " \\\n    ".join(shlex.join(w) for w in words)
-
-
-def run_study_command(args: argparse.Namespace, console: Console) -> int:
-    """``queuesim study dfrs``: run, print the summary, write the report."""
-    config = config_from_args(args)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise QueuesimError(f"--out {out}: exists and is not a directory")
+def run_and_print(
+    config: StudyConfig,
+    out: Path,
+    *,
+    command: str,
+    workers: int | None,
+    console: Console,
+    quiet: bool,
+) -> None:
+    """Run the study into ``out`` with its progress on ``console``, then print the summary
+    tables and the files written (nothing at all when ``quiet``)."""
 
     def progress(text: str) -> None:
-        if not args.quiet:
+        if not quiet:
             console.print(f"[dim]{text}[/dim]", highlight=False)
 
-    result = run_study(
-        config,
-        out,
-        command=study_command(args, config),
-        workers=args.workers,
-        on_progress=progress,
-    )
-    if not args.quiet:
+    result = run_study(config, out, command=command, workers=workers, on_progress=progress)
+    if not quiet:
         for table in _terminal_tables(result.frame):
             console.print(table)
         console.print(
@@ -1171,7 +1046,6 @@ def run_study_command(args: argparse.Namespace, console: Console) -> int:
             + ", ".join(str(f) for f in result.files),
             highlight=False,
         )
-    return 0
 
 
 def _terminal_tables(frame: pd.DataFrame) -> list[Table]:

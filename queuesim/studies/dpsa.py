@@ -16,11 +16,9 @@ the bound. The comparison with the paper's findings is written from the numbers.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
 import os
-import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -517,51 +515,40 @@ for wide ones costs.
 """
 
 
-# --- command line -------------------------------------------------------------------------
+# --- running it ---------------------------------------------------------------------------
 
 
-def study_command(args: argparse.Namespace) -> str:
-    """The command line that regenerates the study, for the report to quote."""
-    words = ["queuesim", "study", "dpsa"]
-    for name in args.trace:
-        words += ["--trace", name]
-    if args.bound_ms:
-        words += ["--bound-ms", f"{args.bound_ms:g}"]
-    words += ["--bound-nodes", str(args.bound_nodes)]
-    if args.estimate:
-        words += ["--estimate", args.estimate]
-    if args.workloads:
-        words += ["--workloads", args.workloads]
-    if args.site_configs:
-        words += ["--site-configs", args.site_configs]
-    words += ["--out", args.out]
-    return shlex.join(words)
+@dataclass(frozen=True)
+class StudyOptions:
+    """What ``queuesim study dpsa`` runs, its values checked: the traces (full file names
+    or their starts, see :func:`resolve_traces`; none: :data:`DEFAULT_TRACES`), DPSA's
+    search bounds, the runtime estimates (None: each site file's own), where the traces
+    and site files are, and how many processes run (None: the local cores)."""
+
+    traces: tuple[str, ...] = ()
+    bound_ms: float = 0.0
+    bound_nodes: int = DEFAULT_BOUND_NODES
+    estimate: str | None = None
+    workloads: Path = Path("..", "shared", "workloads")
+    site_configs: Path = Path("site-configs")
+    workers: int | None = None
 
 
-def run_study_command(args: argparse.Namespace, console: Console) -> int:
-    """``queuesim study dpsa``: run, print the table, write the report."""
-    if not (math.isfinite(args.bound_ms) and args.bound_ms >= 0):
-        raise QueuesimError(
-            f"--bound-ms expects a number of milliseconds >= 0, got {args.bound_ms}"
-        )
-    if args.bound_nodes < 0:
-        raise QueuesimError(f"--bound-nodes expects a number >= 0, got {args.bound_nodes}")
-    if args.workers is not None and args.workers < 1:
-        raise QueuesimError(f"--workers expects at least 1, got {args.workers}")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise QueuesimError(f"--out {out}: exists and is not a directory")
-    workloads = Path(args.workloads) if args.workloads else Path("..", "shared", "workloads")
-    configs = Path(args.site_configs) if args.site_configs else Path("site-configs")
-    traces = resolve_traces(args.trace, workloads, configs)
-    policies = study_policies(args.bound_ms, args.bound_nodes)
+def run_and_write(
+    options: StudyOptions, out: Path, *, command: str, console: Console, quiet: bool
+) -> None:
+    """Run the study with one progress line per run, write ``study.md`` (quoting
+    ``command``) and ``study.csv`` into ``out``, and print the table (nothing when
+    ``quiet``)."""
+    traces = resolve_traces(options.traces, options.workloads, options.site_configs)
+    policies = study_policies(options.bound_ms, options.bound_nodes)
     total = len(traces) * len(policies)
     done = 0
 
     def progress(fig: RunFigures) -> None:
         nonlocal done
         done += 1
-        if not args.quiet:
+        if not quiet:
             console.print(
                 f"[dim]{done}/{total}[/dim] {fig.trace} / {fig.policy}: {fig.sim_seconds:.1f} s",
                 highlight=False,
@@ -569,30 +556,31 @@ def run_study_command(args: argparse.Namespace, console: Console) -> int:
 
     started = time.perf_counter()
     figures = run_study(
-        traces, policies, workers=args.workers, estimate=args.estimate, on_done=progress
+        traces, policies, workers=options.workers, estimate=options.estimate, on_done=progress
     )
     minutes = (time.perf_counter() - started) / 60
-    workers = min(len(traces) * len(policies), args.workers or os.cpu_count() or 1)
+    workers = min(len(traces) * len(policies), options.workers or os.cpu_count() or 1)
     elapsed = f"{minutes:.1f} min in {workers} processes on {os.cpu_count()} cores"
-    default = [t.workload.name for t in traces] == list(DEFAULT_TRACES) and not args.estimate
+    default = [t.workload.name for t in traces] == list(DEFAULT_TRACES) and not options.estimate
     frame = study_frame(figures).assign(
-        bound_ms=args.bound_ms, bound_nodes=args.bound_nodes, estimate=args.estimate or "site"
+        bound_ms=options.bound_ms,
+        bound_nodes=options.bound_nodes,
+        estimate=options.estimate or "site",
     )
     markdown = render_markdown(
         frame,
-        command=study_command(args),
-        bound_ms=args.bound_ms,
-        bound_nodes=args.bound_nodes,
+        command=command,
+        bound_ms=options.bound_ms,
+        bound_nodes=options.bound_nodes,
         elapsed=elapsed,
-        estimate=args.estimate,
+        estimate=options.estimate,
         # written from the default study's numbers: it would not fit another study
         discussion=DISCUSSION if default else None,
     )
     files = write_study(out, frame, markdown)
-    if not args.quiet:
+    if not quiet:
         console.print(_terminal_table(frame))
         console.print("written: " + ", ".join(str(f) for f in files), highlight=False)
-    return 0
 
 
 def _terminal_table(frame: pd.DataFrame) -> Table:

@@ -1,0 +1,46 @@
+"""``queuesim bench``: full real traces under each policy, each run in a fresh process."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+
+from queuesim.cli.options import add_folders, add_policies, folders, paragraph, subparser
+
+HELP = "time full real traces under each policy (jobs/s, peak memory)"
+DESCRIPTION = paragraph(
+    """
+    Run each policy on full real traces, each run in a fresh process, and print jobs, wall
+    seconds, jobs/s and peak memory. Traces are looked up in --workloads (default:
+    ../shared/workloads beside the repository).
+    """
+)
+
+
+def add_parser(sub: Any) -> None:
+    parser = subparser(sub, "bench", HELP, DESCRIPTION)
+    parser.add_argument(
+        "--trace",
+        action="append",
+        default=[],
+        help="trace file name (repeat); default: HPC2N-2002 and SDSC-BLUE-2000",
+    )
+    add_policies(parser, "policy (repeat); default: fcfs, easy, conservative")
+    add_folders(parser)
+    parser.set_defaults(handler=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace, console: Console) -> int:
+    from queuesim.studies.bench import DEFAULT_POLICIES, DEFAULT_TRACES, run_bench
+
+    workloads, configs = folders(args)
+    run_bench(
+        console,
+        traces=args.trace or DEFAULT_TRACES,
+        policies=args.policy or DEFAULT_POLICIES,
+        workloads=workloads,
+        site_configs=configs,
+    )
+    return 0

@@ -1,0 +1,196 @@
+"""``queuesim run``: simulate one site on one workload and print the summary."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from queuesim.cli.options import (
+    add_cleaning,
+    add_clusters,
+    add_out,
+    add_quiet,
+    add_tau,
+    check_out_dir,
+    check_tau,
+    cleaning_options,
+    paragraph,
+    subparser,
+)
+
+if TYPE_CHECKING:
+    from queuesim.results.time_shared import DfrsMetrics
+
+
+HELP = "simulate one site on one workload and print the summary"
+DESCRIPTION = paragraph(
+    """
+    Simulate SITE (a YAML site file) on WORKLOAD (an SWF trace, .gz read transparently). The
+    policy is the site file's unless --policy is given. With --out, metrics.json, jobs.csv,
+    schedule.swf and cleaning.csv are written there atomically.
+    """
+)
+
+
+def add_parser(sub: Any) -> None:
+    parser = subparser(sub, "run", HELP, DESCRIPTION, examples=True)
+    parser.add_argument("site", help="site file (YAML), e.g. site-configs/hpc2n.yaml")
+    parser.add_argument(
+        "workload",
+        help="trace: Standard Workload Format or Alea's extended SWF (.swf or .swf.gz)",
+    )
+    parser.add_argument("--policy", help="scheduling policy (see `queuesim policies`)")
+    add_clusters(
+        parser,
+        "take the clusters from FILE (a clusters file, see site-configs/clusters/) "
+        "instead of the site file's: the same setup on another machine",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="policy parameter; repeat for several",
+    )
+    add_out(parser, "write the result files into DIR")
+    add_tau(parser)
+    add_cleaning(
+        parser,
+        skip="skip malformed trace lines (counted in the report) instead of stopping",
+        drop="drop cancelled jobs even when they ran for a while (counted)",
+        reject="reject jobs the site cannot run (too large, no queue) instead of stopping "
+        "(counted and listed in cleaning.csv)",
+    )
+    bound = parser.add_mutually_exclusive_group()
+    bound.add_argument(
+        "--stretch-bound",
+        dest="stretch_bound",
+        action="store_true",
+        default=None,
+        help="for a DFRS-annotated workload, compute the offline lower bound on the maximum "
+        "stretch even for a long trace (by default up to 5,000 jobs)",
+    )
+    bound.add_argument(
+        "--no-stretch-bound",
+        dest="stretch_bound",
+        action="store_false",
+        help="do not compute the stretch bound (metrics.json then has null for it)",
+    )
+    add_quiet(parser)
+    parser.set_defaults(handler=cmd_run)
+
+
+def _progress_callback(console: Console) -> tuple[Callable[[int, int], None], Callable[[], None]]:
+    """A progress callback that shows a bar only once a run has lasted a second."""
+    started = time.perf_counter()
+    state: dict[str, object] = {}
+
+    def update(done: int, total: int) -> None:
+        if "bar" not in state:
+            if time.perf_counter() - started < 1.0 or done >= total:
+                return
+            bar = Progress(
+                TextColumn("simulating"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("jobs submitted"),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
+            bar.start()
+            state["bar"] = bar
+            state["task"] = bar.add_task("sim", total=total)
+        shown = state["bar"]
+        assert isinstance(shown, Progress)
+        shown.update(state["task"], completed=done)  # type: ignore[arg-type]
+
+    def close() -> None:
+        bar = state.get("bar")
+        if isinstance(bar, Progress):
+            bar.stop()
+
+    return update, close
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from queuesim.core.workload import load_workload
+    from queuesim.policies.registry import parse_params
+    from queuesim.reports.summary import print_summary
+    from queuesim.results.metrics import compute_metrics
+    from queuesim.results.output import write_run
+    from queuesim.results.time_shared import dfrs_metrics
+    from queuesim.site.model import load_site
+    from queuesim.studies.simulate import simulate
+
+    check_tau(args.tau)
+    if args.out:
+        check_out_dir(args.out)
+    site = load_site(args.site, clusters=args.clusters)
+    site = site.with_scheduler(args.policy, parse_params(args.param))
+    options = cleaning_options(args)
+    read_started = time.perf_counter()
+    workload = load_workload(args.workload, site, options)
+    read_seconds = time.perf_counter() - read_started
+    update, close = _progress_callback(console)
+    try:
+        result = simulate(site, workload, progress=None if args.quiet else update)
+    finally:
+        close()
+    metrics = compute_metrics(result.jobs, total_cpus=site.total_cpus, tau=args.tau)
+    dfrs = dfrs_metrics(result, tau=args.tau, bound=args.stretch_bound)
+    policy = result.policy
+    if result.params:
+        policy += " (" + ", ".join(f"{k}={v}" for k, v in sorted(result.params.items())) + ")"
+    facts = {
+        "site": f"{site.name} ({site.total_cpus} CPUs on {site.total_nodes} nodes)",
+        "workload": f"{Path(args.workload).name} ({len(workload.jobs):,} jobs)",
+        "policy": policy,
+        "speed": f"{result.jobs_per_second:,.0f} jobs/s "
+        f"(simulation {result.wall_seconds:.2f} s, reading {read_seconds:.2f} s)",
+    }
+    for name, value in sorted(result.counters.items()):
+        facts[name.replace("_", " ")] = f"{value:,}"
+    if dfrs is not None:
+        facts.update(_dfrs_facts(dfrs, len(workload.jobs)))
+    if args.out:
+        files = write_run(Path(args.out), result, metrics, dfrs=dfrs)
+        facts["written"] = ", ".join(str(f) for f in files)
+    if not args.quiet:
+        print_summary(
+            console,
+            title=f"queuesim {site.name} / {result.policy}",
+            metrics=metrics,
+            cleaning=workload.cleaning.counts,
+            facts=facts,
+        )
+    return 0
+
+
+def _dfrs_facts(dfrs: DfrsMetrics, jobs: int) -> dict[str, str]:
+    """Summary lines for a run on a DFRS-annotated workload."""
+    from queuesim.results.time_shared import BOUND_MAX_JOBS
+
+    facts = {"max stretch": f"{dfrs.max_stretch:,.4g} (bounded, tau {dfrs.stretch_tau:g} s)"}
+    if dfrs.stretch_bound is None:
+        facts["stretch bound"] = (
+            f"not computed ({jobs:,} jobs; computed by default up to {BOUND_MAX_JOBS:,}, "
+            "--stretch-bound forces it)"
+        )
+    else:
+        facts["stretch bound"] = (
+            f"{dfrs.stretch_bound:,.4g} (offline lower bound, paper 002; "
+            f"{dfrs.bound_seconds or 0:.2f} s to compute)"
+        )
+        facts["degradation from bound"] = f"{dfrs.degradation_from_bound:,.4g}"
+    facts["underutilization"] = f"{dfrs.underutilization:.4f} (normalised, paper 002 5.3.1)"
+    facts["memory moved"] = (
+        f"{dfrs.moved_memory_gb:,.1f} GB ({dfrs.bandwidth_gb_per_s:.3g} GB/s over the makespan)"
+    )
+    return facts
