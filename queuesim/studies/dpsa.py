@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from queuesim.common import bundled
 from queuesim.common.atomic import atomic_path, atomic_write_text
 from queuesim.studies.real_traces import TraceSpec, resolve_traces
 
@@ -485,7 +486,7 @@ class StudyOptions:
     bound_nodes: int = DEFAULT_BOUND_NODES
     estimate: str | None = None
     workloads: Path = Path("..", "shared", "workloads")
-    site_configs: Path = Path("site-configs")
+    site_configs: Path = field(default_factory=bundled.site_configs_folder)
     workers: int | None = None
 
 
