@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 import numpy as np
-from queuesim.policies.registry import register
 
 from queuesim.core.context import Context
 from queuesim.core.profile import plan_pass
+from queuesim.policies.registry import register
 
 
 def backfill_pass(

@@ -59,10 +59,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from queuesim.policies.registry import register
 
 from queuesim.core.context import Context
 from queuesim.core.profile import plan_pass, room_beside_plan, tiny_job_arrays, tiny_profile_state
+from queuesim.policies.registry import register
 
 # relative: ruff's isort cannot place queuesim.policies (mapped from the policies/ folder)
 from .dpsa_search import best_subset, search_order

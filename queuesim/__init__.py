@@ -10,17 +10,6 @@ wait changes against a baseline, heatmaps: see :mod:`queuesim.results.comparison
 
 from __future__ import annotations
 
-from pkgutil import extend_path
-
-# The policies are the top-level folder policies/, installed as queuesim.policies (and the
-# bundled data as queuesim.bundled.*) by pyproject.toml's package-dir. From a checkout's root,
-# `python script.py` or `python -c` puts the checkout first on sys.path, so this source folder
-# is imported instead of the installed copy, and it has no policies/. Extending __path__ with
-# every other queuesim folder on sys.path (an installed copy's) lets queuesim.policies and
-# queuesim.bundled come from there; the modules here still come from here. An editable install
-# needs nothing: its import hook maps queuesim.policies to policies/ itself.
-__path__ = extend_path(__path__, __name__)
-
 from queuesim.common.version import __version__
 from queuesim.core.result import Result
 from queuesim.core.workload import CleaningOptions, Workload, load_workload

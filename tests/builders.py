@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from queuesim.policies.registry import Policy, make_policy
 
 from queuesim.core.engine import Simulation
 from queuesim.core.result import Result
 from queuesim.core.workload import Workload, prepare
+from queuesim.policies.registry import Policy, make_policy
 from queuesim.site.model import Site
 from queuesim.traces.swf import SWF_FIELDS, SwfHeader, SwfTrace
 

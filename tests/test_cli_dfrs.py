@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from queuesim.policies.dfrs.instance import allocation_problems, instance_from_dict, load_instance
-from queuesim.policies.dfrs.offline import known_algorithms, lp_bound
 
 from queuesim.cli import build_parser, main
 from queuesim.cli.options import EXAMPLES
+from queuesim.policies.dfrs.instance import allocation_problems, instance_from_dict, load_instance
+from queuesim.policies.dfrs.offline import known_algorithms, lp_bound
 from queuesim.traces import dfrs_annotation as annotate
 from queuesim.traces.lublin import offered_load
 

@@ -19,14 +19,14 @@ import pytest
 from builders import J, make_site, make_trace
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from queuesim.policies.dfrs.names import Algorithm, OnSubmit, Opt, Periodic, parse_algorithm
-from queuesim.policies.dfrs.online import backoff_delay, priority, removal_order
-from queuesim.policies.registry import make_policy
 
 from queuesim.common.errors import ConfigError, QueuesimWarning
 from queuesim.core.engine import Simulation
 from queuesim.core.result import Result
 from queuesim.core.workload import Workload, prepare
+from queuesim.policies.dfrs.names import Algorithm, OnSubmit, Opt, Periodic, parse_algorithm
+from queuesim.policies.dfrs.online import backoff_delay, priority, removal_order
+from queuesim.policies.registry import make_policy
 from queuesim.results.stretch import max_stretch
 from queuesim.results.stretch_bound import max_stretch_lower_bound
 from queuesim.results.time_shared import dfrs_metrics, dfrs_table

@@ -16,6 +16,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from queuesim.common.errors import ConfigError
 from queuesim.policies.dfrs.instance import (
     Allocation,
     Instance,
@@ -43,9 +46,6 @@ from queuesim.policies.dfrs.yields import (
     max_min_yields,
     step_yields,
 )
-from scipy.optimize import linprog
-
-from queuesim.common.errors import ConfigError
 
 EXAMPLES = int(os.environ.get("QUEUESIM_PROPERTY_EXAMPLES", "40"))
 PROPERTY = settings(

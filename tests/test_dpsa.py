@@ -21,12 +21,12 @@ import pytest
 from builders import J, Run, make_site, make_workload, run_jobs, simulate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from queuesim.policies.dpsa_search import best_subset, search_order
-from queuesim.policies.registry import make_policy
 
 from queuesim.cli import main
 from queuesim.common.errors import ConfigError
 from queuesim.core.workload import load_workload
+from queuesim.policies.dpsa_search import best_subset, search_order
+from queuesim.policies.registry import make_policy
 from queuesim.site.model import MemoryModel, Site, load_site
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import queuesim.policies.registry as policy_module
-from queuesim.policies.registry import Policy, make_policy, register
 
+import queuesim.policies.registry as policy_module
 from queuesim.common.errors import ConfigError, PolicyViolation
 from queuesim.core.context import Context
 from queuesim.core.engine import Simulation
 from queuesim.core.result import Result
 from queuesim.core.workload import Workload, load_workload
+from queuesim.policies.registry import Policy, make_policy, register
 from queuesim.site.model import Site
 
 Schedule = Callable[[Any, Context], None]

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from queuesim.policies.registry import known_policies
 from rich.console import Console
 
 from queuesim.cli import study as cli_study
 from queuesim.common.errors import PolicyViolation, QueuesimError, WorkloadError
+from queuesim.policies.registry import known_policies
 from queuesim.studies import dfrs as study_dfrs
 
 REPO = Path(__file__).resolve().parents[1]

@@ -27,9 +27,8 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
-from queuesim.policies.dfrs.yields import YieldStep
-
 from queuesim.common.errors import ConfigError
+from queuesim.policies.dfrs.yields import YieldStep
 
 
 class OnSubmit(StrEnum):

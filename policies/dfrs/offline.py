@@ -32,6 +32,9 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from queuesim.common.errors import ConfigError
 from queuesim.policies.dfrs.instance import (
     Allocation,
     FloatArray,
@@ -41,9 +44,6 @@ from queuesim.policies.dfrs.instance import (
 )
 from queuesim.policies.dfrs.packing import FIT_EPS, SORT_KEYS, mcb_mapping
 from queuesim.policies.dfrs.yields import YieldStep, step_yields
-from scipy.optimize import Bounds, LinearConstraint, milp
-
-from queuesim.common.errors import ConfigError
 
 #: bound on placement attempts of GB and SGB (``003`` section 3.3)
 PLACEMENT_ATTEMPTS = 500_000

@@ -54,6 +54,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from queuesim.common.errors import ConfigError, QueuesimWarning
+from queuesim.core.workload import TIME_SHARED_COLUMNS
 from queuesim.policies.dfrs.instance import FloatArray, Instance, IntArray
 from queuesim.policies.dfrs.names import (
     Algorithm,
@@ -65,9 +68,6 @@ from queuesim.policies.dfrs.names import (
 from queuesim.policies.dfrs.packing import mcb_online, pack_at_yield
 from queuesim.policies.dfrs.yields import max_min_yields, step_yields
 from queuesim.policies.registry import NameScheme, register, register_name_scheme
-
-from queuesim.common.errors import ConfigError, QueuesimWarning
-from queuesim.core.workload import TIME_SHARED_COLUMNS
 from queuesim.site.model import Ordering
 
 if TYPE_CHECKING:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+
 from queuesim.policies.dfrs.instance import Allocation, FloatArray, Instance, IntArray
 from queuesim.policies.dfrs.yields import YieldStep, step_yields
 

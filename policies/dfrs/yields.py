@@ -25,8 +25,9 @@ from enum import StrEnum
 
 import numpy as np
 import scipy.sparse as sp
-from queuesim.policies.dfrs.instance import FloatArray, Instance, IntArray, host_sums
 from scipy.optimize import linprog
+
+from queuesim.policies.dfrs.instance import FloatArray, Instance, IntArray, host_sums
 
 #: slack used when deciding that a host is saturated or a job is at yield 1
 _EPS = 1e-12

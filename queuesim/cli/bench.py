@@ -25,7 +25,8 @@ def add_parser(sub: Any) -> None:
         "--trace",
         action="append",
         default=[],
-        help="trace file name (repeat); default: HPC2N-2002 and SDSC-BLUE-2000",
+        help="trace: a file name or its start, e.g. KTH-SP2 (repeat); default: HPC2N-2002 and "
+        "SDSC-BLUE-2000",
     )
     add_policies(parser, "policy (repeat); default: fcfs, easy, conservative")
     add_folders(parser)

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from queuesim.common import bundled
 from queuesim.common.errors import QueuesimError
 
 if TYPE_CHECKING:
@@ -36,9 +37,9 @@ examples:
 
 #: the flags of the workload's cleaning, in the order they are listed
 CLEANING_FLAGS = ("skip_bad_lines", "drop_cancelled", "reject_unrunnable")
-#: where the real traces and the site files are looked for without --workloads/--site-configs
+#: where the real traces are looked for without --workloads (the site files without
+#: --site-configs are the bundled ones, :func:`queuesim.common.bundled.site_configs_folder`)
 DEFAULT_WORKLOADS = Path("..", "shared", "workloads")
-DEFAULT_SITE_CONFIGS = Path("site-configs")
 
 
 def paragraph(text: str, *, fill: bool = False) -> str:
@@ -148,10 +149,10 @@ def add_folders(parser: argparse.ArgumentParser) -> None:
 
 
 def folders(args: argparse.Namespace) -> tuple[Path, Path]:
-    """The folders of the real traces and of the site files; the defaults suit a run from
-    the repository's top folder."""
+    """The folders of the real traces and of the site files; by default ``../shared/workloads``
+    (beside a checkout) and the bundled site files."""
     workloads = Path(args.workloads) if args.workloads else DEFAULT_WORKLOADS
-    configs = Path(args.site_configs) if args.site_configs else DEFAULT_SITE_CONFIGS
+    configs = Path(args.site_configs) if args.site_configs else bundled.site_configs_folder()
     return workloads, configs
 
 

@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from queuesim.common import bundled
 from queuesim.common.errors import ConfigError
 from queuesim.site.units import parse_duration, parse_size
 
@@ -532,7 +533,7 @@ def read_site_document(path: str | Path) -> object:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such site file") from None
+        raise ConfigError(f"{path}: no such site file{_bundled_hint(path)}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the site file ({exc.strerror})") from None
     try:
@@ -544,9 +545,18 @@ def read_site_document(path: str | Path) -> object:
         raise ConfigError(f"{path}: not valid YAML at {where}: {problem}") from None
 
 
+def _bundled_hint(path: Path) -> str:
+    """For a missing bare name, the bundled site files it could have named."""
+    if path.parent != Path("."):
+        return ""
+    names = bundled.bundled_names(bundled.site_configs_folder(), bundled.SITE_SUFFIXES)
+    return f" (nor a bundled one: {', '.join(n.rsplit('.', 1)[0] for n in names)})"
+
+
 def read_clusters(path: str | Path, where: str) -> object:
     """The ``clusters`` list of a clusters file (a YAML file with a ``clusters`` key, as
     ``queuesim import-machines`` writes), for ``clusters_from`` or ``--clusters``."""
+    path = bundled.clusters_file(path)
     doc = read_site_document(path)
     if not isinstance(doc, dict) or "clusters" not in doc:
         raise ConfigError(f"{where}: {path} has no 'clusters' key (expected a clusters file)")
@@ -558,7 +568,9 @@ def load_site(path: str | Path, clusters: str | Path | None = None) -> Site:
 
     A site file may take its clusters from another file with ``clusters_from: PATH``
     (relative to the site file); ``clusters`` (a clusters file) replaces them, to run one
-    setup on another machine."""
+    setup on another machine. ``path`` may also name a bundled site file
+    (``metacentrum-historic``; see :mod:`queuesim.common.bundled`), as may ``clusters``."""
+    path = bundled.site_file(path)
     data = read_site_document(path)
     if isinstance(data, dict) and "clusters_from" in data:
         source = data.pop("clusters_from")

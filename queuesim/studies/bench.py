@@ -23,19 +23,9 @@ from rich.console import Console
 from rich.table import Table
 
 from queuesim.common.errors import QueuesimError
+from queuesim.studies.real_traces import resolve_traces
 
-#: trace file -> the site file that models its machine
-TRACE_SITES = {
-    "HPC2N-2002-2.2-cln.swf.gz": "hpc2n.yaml",
-    "SDSC-BLUE-2000-4.2-cln.swf.gz": "sdsc-blue.yaml",
-    "SDSC-SP2-1998-4.2-cln.swf.gz": "sdsc-sp2.yaml",
-    "KTH-SP2-1996-2.1-cln.swf.gz": "kth-sp2.yaml",
-    "CTC-SP2-1996-3.1-cln.swf.gz": "ctc-sp2.yaml",
-    "LLNL-Thunder-2007-1.1-cln.swf.gz": "llnl-thunder.yaml",
-    "LLNL-Atlas-2006-2.1-cln.swf.gz": "llnl-atlas.yaml",
-    "SDSC-Par-1996-3.1-cln.swf.gz": "sdsc-par96.yaml",
-}
-DEFAULT_TRACES = ("HPC2N-2002-2.2-cln.swf.gz", "SDSC-BLUE-2000-4.2-cln.swf.gz")
+DEFAULT_TRACES = ("HPC2N-2002", "SDSC-BLUE-2000")
 DEFAULT_POLICIES = ("fcfs", "easy", "conservative")
 
 
@@ -92,28 +82,20 @@ def run_bench(
     workloads: Path,
     site_configs: Path,
 ) -> None:
-    """Run every trace (a file name of :data:`TRACE_SITES`, in ``workloads``) under every
-    policy, each in a fresh process, and print the table of their figures."""
-    if not site_configs.is_dir():
-        raise QueuesimError(f"{site_configs}: no site-configs folder here (use --site-configs DIR)")
-    for name in traces:
-        if name not in TRACE_SITES:
-            raise QueuesimError(
-                f"no site file is known for trace {name!r}; known traces: "
-                + ", ".join(sorted(TRACE_SITES))
-            )
-        if not (workloads / name).is_file():
-            raise QueuesimError(f"{workloads / name}: trace not found (use --workloads DIR)")
+    """Run every trace (a name of :data:`~.real_traces.TRACE_SITES` or its start, found in
+    ``workloads``) under every policy, each in a fresh process, and print the table of
+    their figures."""
+    specs = resolve_traces(traces, workloads, site_configs)
     table = Table(title="queuesim bench (each run in a fresh process)")
     columns = ("trace", "policy", "jobs", "read s", "sim s", "sim CPU s", "jobs/s", "peak MB")
     for column in columns:
         table.add_column(column, justify="left" if column in ("trace", "policy") else "right")
-    for name in traces:
+    for spec in specs:
         for policy in policies:
-            console.print(f"running {name} / {policy} ...", highlight=False)
-            fig = _run_child(workloads / name, site_configs / TRACE_SITES[name], policy)
+            console.print(f"running {spec.workload.name} / {policy} ...", highlight=False)
+            fig = _run_child(spec.workload, spec.site, policy)
             table.add_row(
-                "-".join(name.split("-")[:2]),  # e.g. HPC2N-2002
+                spec.name,
                 policy,
                 f"{int(fig['jobs']):,}",
                 f"{fig['read_seconds']:.2f}",

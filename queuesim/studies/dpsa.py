@@ -4,8 +4,8 @@ The paper replays Parallel Workloads Archive traces under EASY backfilling and u
 DPSA variant and reports, per trace, the change in average (bounded) slowdown of each variant
 relative to EASY (its Fig. 3), and relates DPSAn's gain to the trace's utilization (its
 Fig. 4). This module runs the same comparison on the traces in ``../shared/workloads`` with
-the site files of ``site-configs/`` (mapping in :data:`queuesim.studies.bench.TRACE_SITES`), in
-parallel on the local cores, and writes ``study.md`` and ``study.csv`` atomically.
+the site files of ``site-configs/`` (:mod:`queuesim.studies.real_traces`), in parallel on the
+local cores, and writes ``study.md`` and ``study.csv`` atomically.
 
 Reported per trace: the utilization (EASY's run: CPU-seconds used over CPUs x makespan,
 :mod:`~.results.metrics`), EASY's mean bounded slowdown (tau = 10 s) and mean wait, the change
@@ -16,14 +16,13 @@ the bound. The comparison with the paper's findings is written from the numbers.
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -33,9 +32,9 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from queuesim.common import bundled
 from queuesim.common.atomic import atomic_path, atomic_write_text
-from queuesim.common.errors import QueuesimError
-from queuesim.studies.bench import TRACE_SITES
+from queuesim.studies.real_traces import TraceSpec, resolve_traces
 
 #: the paper's traces that are in ../shared/workloads (its SDSC-Par-1995 is not)
 DEFAULT_TRACES = (
@@ -58,15 +57,6 @@ SAME = 0.05
 SHORT = 600.0
 VARIANTS = ("p", "n", "w")
 BASELINE = "EASY"
-
-
-@dataclass(frozen=True)
-class TraceSpec:
-    """One trace of the study: a short name, the trace file and its site file."""
-
-    name: str
-    workload: Path
-    site: Path
 
 
 @dataclass(frozen=True)
@@ -106,40 +96,6 @@ def study_policies(bound_ms: float, bound_nodes: int) -> list[PolicySpec]:
     return [PolicySpec(BASELINE, "easy")] + [
         PolicySpec(f"DPSA{v}", "dpsa", (("variant", v), *bounds)) for v in VARIANTS
     ]
-
-
-def short_name(trace_file: str) -> str:
-    """The name without the archive's version and suffix: ``SDSC-SP2-1998-4.2-cln.swf.gz``
-    -> ``SDSC-SP2-1998``, ``HPC2N-2002-2.2-cln.swf.gz`` -> ``HPC2N-2002``."""
-    parts = trace_file.split("-")
-    kept = list(itertools.takewhile(lambda part: "." not in part, parts))
-    return "-".join(kept) or trace_file
-
-
-def resolve_traces(names: Sequence[str], workloads: Path, configs: Path) -> list[TraceSpec]:
-    """Trace files (full names, or short ones such as ``KTH-SP2`` that pick one trace of
-    :data:`TRACE_SITES`) to the files of the study, checked to exist."""
-    if not configs.is_dir():
-        raise QueuesimError(f"{configs}: no site-configs folder here (use --site-configs DIR)")
-    specs = []
-    for name in names or DEFAULT_TRACES:
-        matches = [t for t in TRACE_SITES if t == name] or [
-            t for t in TRACE_SITES if t.lower().startswith(name.lower())
-        ]
-        if len(matches) != 1:
-            what = "matches several traces" if matches else "is not a known trace"
-            raise QueuesimError(
-                f"--trace {name!r} {what}; known traces: " + ", ".join(sorted(TRACE_SITES))
-            )
-        trace = matches[0]
-        path = workloads / trace
-        if not path.is_file():
-            raise QueuesimError(f"{path}: trace not found (use --workloads DIR)")
-        site = configs / TRACE_SITES[trace]
-        if not site.is_file():
-            raise QueuesimError(f"{site}: site file not found (use --site-configs DIR)")
-        specs.append(TraceSpec(short_name(trace), path, site))
-    return specs
 
 
 def run_one(trace: TraceSpec, policy: PolicySpec, estimate: str | None = None) -> RunFigures:
@@ -530,7 +486,7 @@ class StudyOptions:
     bound_nodes: int = DEFAULT_BOUND_NODES
     estimate: str | None = None
     workloads: Path = Path("..", "shared", "workloads")
-    site_configs: Path = Path("site-configs")
+    site_configs: Path = field(default_factory=bundled.site_configs_folder)
     workers: int | None = None
 
 
@@ -540,7 +496,9 @@ def run_and_write(
     """Run the study with one progress line per run, write ``study.md`` (quoting
     ``command``) and ``study.csv`` into ``out``, and print the table (nothing when
     ``quiet``)."""
-    traces = resolve_traces(options.traces, options.workloads, options.site_configs)
+    traces = resolve_traces(
+        options.traces or DEFAULT_TRACES, options.workloads, options.site_configs
+    )
     policies = study_policies(options.bound_ms, options.bound_nodes)
     total = len(traces) * len(policies)
     done = 0

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from queuesim.common import bundled
 from queuesim.common.errors import WorkloadError
 from queuesim.common.files import GZIP_MAGIC, UTF8_BOM, read_bytes
 from queuesim.traces.alea_swf import ALEA_FIELDS, read_alea_swf
@@ -49,8 +50,10 @@ def read_trace(
     With ``skip_bad_lines`` the first line whose field count names a format decides (the
     others are reported by the reader); without, any other count on the first job line is
     a :class:`WorkloadError` naming the file and line. A file without job lines is SWF.
+    ``path`` may also name a bundled sample workload (``kth-sp2-sample.swf``; see
+    :mod:`queuesim.common.bundled`).
     """
-    path = Path(path)
+    path = bundled.workload_file(path)
     if format is not None:
         try:
             chosen = FORMATS[format]
