@@ -20,7 +20,7 @@ from enum import StrEnum
 import numpy as np
 
 from queuesim.core.context import Context
-from queuesim.core.profile import plan_pass
+from queuesim.core.profile import PassRules, Promises, plan_pass
 from queuesim.policies.registry import register
 
 
@@ -63,16 +63,15 @@ def backfill_pass(
             if plan is not None:
                 known_plans[k] = plan
     starts, plans, held = plan_pass(
-        *ctx.profile_state(),
-        *ctx.job_arrays(),
-        *ctx.limit_state(),
+        ctx.profile_state(),
+        ctx.job_arrays(),
+        ctx.limit_state(),
         order,
-        depth,
-        backfill,
-        greedy,
-        promises[order] if promises is not None else np.full(order.size, np.inf),
-        known_plans,
-        compress,
+        PassRules(depth, backfill, greedy, compress),
+        Promises(
+            promises[order] if promises is not None else np.full(order.size, np.inf),
+            known_plans,
+        ),
     )
     ctx.held_back(order, held)
     if promises is not None:
@@ -101,28 +100,37 @@ class FCFS:
         backfill_pass(ctx, depth=0, backfill=False)
 
 
-@register("easy")
 @dataclass
-class EASY:
-    """EASY backfilling: a reservation for the first blocked job only."""
+class RecordsReservations:
+    """A policy that can record the first reservation each job was given (by job number),
+    so that tests and studies can check it against the start the job finally got."""
 
-    name: str = field(default="easy", init=False)
     record_reservations: bool = False
     reservations: dict[int, float] = field(default_factory=dict, init=False, repr=False)
 
+    @property
+    def record(self) -> dict[int, float] | None:
+        """Where to record reservations, or None when not asked to."""
+        return self.reservations if self.record_reservations else None
+
+
+@register("easy")
+@dataclass
+class EASY(RecordsReservations):
+    """EASY backfilling: a reservation for the first blocked job only."""
+
+    name: str = field(default="easy", init=False)
+
     def schedule(self, ctx: Context) -> None:
-        record = self.reservations if self.record_reservations else None
-        backfill_pass(ctx, depth=1, backfill=True, reservations=record)
+        backfill_pass(ctx, depth=1, backfill=True, reservations=self.record)
 
 
 @register("conservative")
 @dataclass
-class Conservative:
+class Conservative(RecordsReservations):
     """Conservative backfilling: every waiting job holds a reservation."""
 
     name: str = field(default="conservative", init=False)
-    record_reservations: bool = False
-    reservations: dict[int, float] = field(default_factory=dict, init=False, repr=False)
     _promises: np.ndarray | None = field(default=None, init=False, repr=False)
     _promise_plans: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
     _ended_since_planning: bool = field(default=False, init=False, repr=False)
@@ -133,12 +141,11 @@ class Conservative:
         # room for compression appears only when a job ends, possibly at a pass that
         # planned nothing because nothing could start
         self._ended_since_planning |= ctx.freed
-        record = self.reservations if self.record_reservations else None
         planned = backfill_pass(
             ctx,
             depth=np.iinfo(np.int64).max,
             backfill=True,
-            reservations=record,
+            reservations=self.record,
             promises=self._promises,
             promise_plans=self._promise_plans,
             compress=self._ended_since_planning,

@@ -61,7 +61,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from queuesim.core.context import Context
-from queuesim.core.profile import plan_pass, room_beside_plan, tiny_job_arrays, tiny_profile_state
+from queuesim.core.profile import (
+    PassRules,
+    no_promises,
+    plan_pass,
+    room_beside_plan,
+    tiny_job_arrays,
+    tiny_profile_state,
+)
+from queuesim.policies.backfill import RecordsReservations
 from queuesim.policies.registry import register
 
 # relative: ruff's isort cannot place queuesim.policies (mapped from the policies/ folder)
@@ -69,11 +77,13 @@ from .dpsa_search import best_subset, search_order
 from .dpsa_search import warm_up as warm_up_search
 
 VARIANTS = ("p", "n", "w")
+#: EASY's planning: one reservation, backfilling, no blocking, no promises kept
+EASY_RULES = PassRules(depth=1, backfill=True, greedy=False, compress=False)
 
 
 @register("dpsa")
 @dataclass
-class DPSA:
+class DPSA(RecordsReservations):
     """DPSA (paper 001): EASY's head reservation, then the subset that fills most CPUs now.
 
     Variants (ties between equally full subsets): p priority, n small jobs, w wide jobs."""
@@ -84,8 +94,6 @@ class DPSA:
     bound_ms: float = 0.0
     #: subsets one search may form (0: none)
     bound_nodes: int = 100_000
-    record_reservations: bool = False
-    reservations: dict[int, float] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -114,8 +122,8 @@ class DPSA:
             return
         head = int(reserved[0])
         shadow = float(starts[head])
-        if self.record_reservations:
-            self.reservations.setdefault(int(order[head]), shadow)
+        if self.record is not None:
+            self.record.setdefault(int(order[head]), shadow)
         booked = order[: head + 1]
         rest = order[head + 1 :]
         left = free - int(ctx.cpus[booked[starts[: head + 1] == now]].sum())
@@ -124,8 +132,8 @@ class DPSA:
             _start_planned(ctx, booked, starts, plans)
             return
         free_now, extra, fits = room_beside_plan(
-            *ctx.profile_state(),
-            *ctx.job_arrays(),
+            ctx.profile_state(),
+            ctx.job_arrays(),
             booked,
             starts[: head + 1],
             plans[: head + 1],
@@ -164,16 +172,12 @@ def _plan(ctx: Context, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     start now, that one holds the reservation, later ones start now only beside it (queue
     limits respected; the third array says which limit held a job back)."""
     result: tuple[np.ndarray, np.ndarray, np.ndarray] = plan_pass(
-        *ctx.profile_state(),
-        *ctx.job_arrays(),
-        *ctx.limit_state(),
+        ctx.profile_state(),
+        ctx.job_arrays(),
+        ctx.limit_state(),
         jobs,
-        1,
-        True,
-        False,
-        np.full(jobs.size, np.inf),
-        np.zeros((jobs.size, ctx.cluster.pools), dtype=np.int64),
-        False,
+        EASY_RULES,
+        no_promises(jobs, ctx.cluster.pools),
     )
     return result
 
@@ -191,8 +195,8 @@ def warm_up() -> None:
     warm_up_search()
     zero = np.zeros(1, dtype=np.int64)
     room_beside_plan(
-        *tiny_profile_state(),
-        *tiny_job_arrays(),
+        tiny_profile_state(),
+        tiny_job_arrays(),
         zero,
         np.full(1, np.inf),
         np.zeros((1, 1), dtype=np.int64),

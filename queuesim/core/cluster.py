@@ -13,15 +13,54 @@ starts it with that plan; within a cluster pool the nodes are chosen first fit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from queuesim.common.errors import PolicyViolation
+from queuesim.core.profile import fitting_cpus
 from queuesim.site.model import MemoryModel, Site
 
 #: memory of a pool where memory is not modelled: never the limit
 UNLIMITED = np.iinfo(np.int64).max // 4
+
+
+class NodeState(NamedTuple):
+    """What the placement kernels change: free CPUs and memory per node and per pool, and
+    which nodes make each pool (``pool_first[p]`` to ``pool_end[p] - 1``)."""
+
+    free_cpus: np.ndarray
+    free_mem: np.ndarray
+    pool_free_cpus: np.ndarray
+    pool_free_mem: np.ndarray
+    pool_first: np.ndarray
+    pool_end: np.ndarray
+    #: pools are nodes (memory is per pool then)
+    per_node: bool
+
+
+class Request(NamedTuple):
+    """A job to place: ``cpus`` CPUs of ``mem`` bytes each (``ppn`` > 0: exactly that many
+    on each node it uses) on the pools ``mask`` allows; where ``plan`` says (CPUs per pool)
+    when ``planned``."""
+
+    cpus: int
+    mem: int
+    ppn: int
+    mask: np.ndarray
+    planned: bool
+    plan: np.ndarray
+
+
+class Placement(NamedTuple):
+    """Where a job runs, as flat arrays: the nodes and its CPUs on each, its pools and its
+    CPUs in each (the placement kernel's output buffers, or one allocation's)."""
+
+    nodes: np.ndarray
+    counts: np.ndarray
+    pools: np.ndarray
+    pool_cpus: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -73,10 +112,22 @@ class ClusterState:
             allowed = site.queue(name).clusters
             clusters = [i for i, c in enumerate(cluster_names) if allowed is None or c in allowed]
             self.queue_masks[q] = np.isin(pool_cluster, clusters)
-        self._nodes = np.empty(nodes, dtype=np.int64)
-        self._counts = np.empty(nodes, dtype=np.int64)
-        self._pools = np.empty(self.pools, dtype=np.int64)
-        self._pool_cpus = np.empty(self.pools, dtype=np.int64)
+        self._state = NodeState(
+            self.free_cpus,
+            self.free_mem,
+            self.pool_free_cpus,
+            self.pool_free_mem,
+            self.pool_first,
+            self.pool_end,
+            self.per_node,
+        )
+        self._out = Placement(
+            np.empty(nodes, dtype=np.int64),
+            np.empty(nodes, dtype=np.int64),
+            np.empty(self.pools, dtype=np.int64),
+            np.empty(self.pools, dtype=np.int64),
+        )
+        self._state_and_out = (*self._state, *self._out)
         self._no_plan = np.zeros(self.pools, dtype=np.int64)
 
     # --- questions -------------------------------------------------------------------
@@ -118,35 +169,19 @@ class ClusterState:
         planned = plan is not None
         if plan is None:
             plan = self._no_plan
-        outcome = _place(
-            self.free_cpus,
-            self.free_mem,
-            self.pool_free_cpus,
-            self.pool_free_mem,
-            self.pool_first,
-            self.pool_end,
-            self.queue_masks[queue],
-            self.per_node,
-            cpus,
-            mem_per_cpu,
-            ppn,
-            planned,
-            plan,
-            self._nodes,
-            self._counts,
-            self._pools,
-            self._pool_cpus,
-        )
+        mask = self.queue_masks[queue]
+        outcome = _place_entry(*self._state_and_out, cpus, mem_per_cpu, ppn, mask, planned, plan)
         if outcome < 0:
             raise PolicyViolation(self._refusal(outcome, job_id, cpus, mem_per_cpu, queue, plan))
         used_nodes, used_pools = divmod(outcome, self.pools + 1)
         self.total_free -= cpus
+        out = self._out
         return Allocation(
-            nodes=self._nodes[:used_nodes].copy(),
-            cpus=self._counts[:used_nodes].copy(),
+            nodes=out.nodes[:used_nodes].copy(),
+            cpus=out.counts[:used_nodes].copy(),
             mem_per_cpu=mem_per_cpu,
-            pools=self._pools[:used_pools].copy(),
-            pool_cpus=self._pool_cpus[:used_pools].copy(),
+            pools=out.pools[:used_pools].copy(),
+            pool_cpus=out.pool_cpus[:used_pools].copy(),
         )
 
     def _refusal(
@@ -178,17 +213,8 @@ class ClusterState:
         )
 
     def release(self, alloc: Allocation) -> None:
-        self.total_free += _release(
-            self.free_cpus,
-            self.free_mem,
-            self.pool_free_cpus,
-            self.pool_free_mem,
-            self.per_node,
-            alloc.nodes,
-            alloc.cpus,
-            alloc.pools,
-            alloc.pool_cpus,
-            alloc.mem_per_cpu,
+        self.total_free += _release_entry(
+            *self._state, alloc.nodes, alloc.cpus, alloc.pools, alloc.pool_cpus, alloc.mem_per_cpu
         )
 
 
@@ -199,63 +225,64 @@ _PLAN_QUEUE = -4
 _PLAN_SHAPE = -5
 
 
-@numba.njit(cache=True)
-def _node_room(free_cpus: np.ndarray, free_mem: np.ndarray, n: int, mem: int) -> int:
-    room: int = min(free_cpus[n], free_mem[n] // mem) if mem > 0 else free_cpus[n]
-    return room
+# Numba types plain arguments much faster than named tuples, and a run places and
+# releases every job: the structures cross into compiled code flattened (the node state
+# and the output buffers as one tuple made once), and are named again there.
+_NODES = len(NodeState._fields)
+_PLACEMENT = _NODES + len(Placement._fields)
 
 
 @numba.njit(cache=True)
-def _place(
-    free_cpus: np.ndarray,
-    free_mem: np.ndarray,
-    pool_free_cpus: np.ndarray,
-    pool_free_mem: np.ndarray,
-    pool_first: np.ndarray,
-    pool_end: np.ndarray,
-    mask: np.ndarray,
-    per_node: bool,
-    cpus: int,
-    mem: int,
-    ppn: int,
-    planned: bool,
-    plan: np.ndarray,
-    nodes: np.ndarray,
-    counts: np.ndarray,
-    pools: np.ndarray,
-    pool_cpus: np.ndarray,
-) -> int:
-    """Place a job of ``cpus`` CPUs (``mem`` bytes each; ``ppn`` > 0: exactly that many on
-    each node it uses, pools being nodes): as ``plan`` says when ``planned``, else first
-    fit over the pools ``mask`` allows; within a pool, first fit over its nodes. Changes
-    nothing and returns a negative code when it does not fit; else returns
-    ``nodes_used * (pool_count + 1) + pools_used``, with the nodes, pools and CPUs written
-    to the output arrays."""
+def _place_entry(*fields):  # type: ignore[no-untyped-def]
+    """:func:`_place` called with its structures flattened: node state, output buffers,
+    request."""
+    return _place(
+        NodeState(*fields[:_NODES]),
+        Request(*fields[_PLACEMENT:]),
+        Placement(*fields[_NODES:_PLACEMENT]),
+    )
+
+
+@numba.njit(cache=True)
+def _release_entry(*fields):  # type: ignore[no-untyped-def]
+    """:func:`_release` called with its structures flattened."""
+    return _release(
+        NodeState(*fields[:_NODES]), Placement(*fields[_NODES:_PLACEMENT]), fields[_PLACEMENT]
+    )
+
+
+@numba.njit(cache=True)
+def _place(state: NodeState, request: Request, out: Placement) -> int:
+    """Place ``request``: as its plan says when planned, else first fit over the pools its
+    mask allows; within a pool, first fit over its nodes. Changes nothing and returns a
+    negative code when it does not fit; else returns ``nodes_used * (pool_count + 1) +
+    pools_used``, with the nodes, pools and CPUs written to ``out``."""
+    plan, planned, ppn, mem = request.plan, request.planned, request.ppn, request.mem
     n_pools: int = plan.shape[0]
     if planned:
         total = 0
         for p in range(n_pools):
-            if plan[p] and not mask[p]:
+            if plan[p] and not request.mask[p]:
                 return _PLAN_QUEUE
             if plan[p] and ppn > 0 and plan[p] != ppn:
                 return _PLAN_SHAPE
             total += plan[p]
-        if total != cpus:
+        if total != request.cpus:
             return _PLAN_SIZE
     used_pools = 0
-    need = cpus
+    need = request.cpus
     for p in range(n_pools):
         if planned:
             want = plan[p]
-        elif mask[p] and need > 0:
+        elif request.mask[p] and need > 0:
             want = need
         else:
             want = 0
         if want == 0:
             continue
         room = 0
-        for n in range(pool_first[p], pool_end[p]):
-            room += _node_room(free_cpus, free_mem, n, mem)
+        for n in range(state.pool_first[p], state.pool_end[p]):
+            room += fitting_cpus(state.free_cpus[n], state.free_mem[n], mem)
         if room < want:
             if planned:
                 return _PLANNED_NO_ROOM
@@ -263,57 +290,46 @@ def _place(
         if ppn > 0 and not planned:
             want = ppn if want >= ppn else 0
         if want > 0:
-            pools[used_pools] = p
-            pool_cpus[used_pools] = want
+            out.pools[used_pools] = p
+            out.pool_cpus[used_pools] = want
             used_pools += 1
             need -= want
     if need > 0:
         return _NO_ROOM
     used = 0
     for k in range(used_pools):
-        p = pools[k]
-        left = pool_cpus[k]
-        n = pool_first[p]
+        p = out.pools[k]
+        left = out.pool_cpus[k]
+        n = state.pool_first[p]
         while left > 0:
-            room = _node_room(free_cpus, free_mem, n, mem)
+            room = fitting_cpus(state.free_cpus[n], state.free_mem[n], mem)
             if room > 0:
                 take = min(room, left)
-                free_cpus[n] -= take
-                free_mem[n] -= take * mem
-                nodes[used] = n
-                counts[used] = take
+                state.free_cpus[n] -= take
+                state.free_mem[n] -= take * mem
+                out.nodes[used] = n
+                out.counts[used] = take
                 used += 1
                 left -= take
             n += 1
-        pool_free_cpus[p] -= pool_cpus[k]
-        if per_node:
-            pool_free_mem[p] -= pool_cpus[k] * mem
+        state.pool_free_cpus[p] -= out.pool_cpus[k]
+        if state.per_node:
+            state.pool_free_mem[p] -= out.pool_cpus[k] * mem
     return used * (n_pools + 1) + used_pools
 
 
 @numba.njit(cache=True)
-def _release(
-    free_cpus: np.ndarray,
-    free_mem: np.ndarray,
-    pool_free_cpus: np.ndarray,
-    pool_free_mem: np.ndarray,
-    per_node: bool,
-    nodes: np.ndarray,
-    counts: np.ndarray,
-    pools: np.ndarray,
-    pool_cpus: np.ndarray,
-    mem: int,
-) -> int:
-    """Give a job's resources back; returns its CPU count."""
-    for k in range(nodes.shape[0]):
-        free_cpus[nodes[k]] += counts[k]
-        free_mem[nodes[k]] += counts[k] * mem
+def _release(state: NodeState, held: Placement, mem: int) -> int:
+    """Give back the resources ``held`` (of ``mem`` bytes per CPU); returns its CPU count."""
+    for k in range(held.nodes.shape[0]):
+        state.free_cpus[held.nodes[k]] += held.counts[k]
+        state.free_mem[held.nodes[k]] += held.counts[k] * mem
     total = 0
-    for k in range(pools.shape[0]):
-        pool_free_cpus[pools[k]] += pool_cpus[k]
-        if per_node:
-            pool_free_mem[pools[k]] += pool_cpus[k] * mem
-        total += pool_cpus[k]
+    for k in range(held.pools.shape[0]):
+        state.pool_free_cpus[held.pools[k]] += held.pool_cpus[k]
+        if state.per_node:
+            state.pool_free_mem[held.pools[k]] += held.pool_cpus[k] * mem
+        total += held.pool_cpus[k]
     return total
 
 

@@ -36,6 +36,9 @@ class Context:
         self.mem_per_cpu: np.ndarray = state.mem_per_cpu
         self.ppn: np.ndarray = state.ppn
         self.user: np.ndarray = state.workload.jobs["user"].to_numpy()
+        self._job_arrays = JobArrays(
+            self.cpus, self.queue, self.estimate, self.ppn, self.cluster.queue_masks
+        )
         self.freed = False  #: resources were released since the last pass
         self.arrived: list[int] = []  #: jobs submitted at this instant
         self.finished: list[int] = state.finished  #: jobs that ended at this instant
@@ -90,13 +93,10 @@ class Context:
     # --- what the profile kernels read -------------------------------------------------
 
     def profile_state(self) -> ProfileState:
-        """What the availability profile is built from, as the leading arguments of the
-        kernels in :mod:`queuesim.core.profile`: now, free CPUs and memory per pool, the running
-        jobs' estimated ends and numbers, where every started job runs (per pool), and
-        every job's memory per CPU."""
+        """What the availability profile of :mod:`queuesim.core.profile` is built from."""
         cluster = self.cluster
         alloc_start, alloc_len, alloc_pool, alloc_cpus = self.running_allocations()
-        return (
+        return ProfileState(
             self.now,
             cluster.pool_free_cpus,
             cluster.pool_free_mem,
@@ -107,27 +107,17 @@ class Context:
             alloc_pool,
             alloc_cpus,
             self.mem_per_cpu,
-        )
-
-    def job_arrays(self) -> JobArrays:
-        """What the profile kernels know of every job (see :data:`JobArrays`)."""
-        return (self.cpus, self.queue, self.estimate, self.ppn, self.cluster.queue_masks)
-
-    def limit_state(self) -> LimitState:
-        """The queue limits and what counts against them now (see :data:`LimitState`)."""
-        limits = self._limits
-        cluster = self.cluster
-        return (
-            limits.user,
-            limits.user_jobs_cap,
-            limits.user_cpus_cap,
-            limits.pool_cap,
-            limits.user_jobs,
-            limits.user_cpus,
-            limits.queue_cpus,
             cluster.pool_capacity_cpus,
             cluster.pool_capacity_mem,
         )
+
+    def job_arrays(self) -> JobArrays:
+        """What the profile kernels know of every job (the run's own arrays)."""
+        return self._job_arrays
+
+    def limit_state(self) -> LimitState:
+        """The queue limits and what counts against them now."""
+        return self._limits.state()
 
     def running_allocations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Where every job started so far runs, per pool, as flat arrays: a job's entries

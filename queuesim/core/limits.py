@@ -2,7 +2,7 @@
 user in a queue, and a queue's CPU pool) and what counts against them during one run.
 
 The counts are kept in arrays that the profile kernels read as they plan a pass
-(:data:`~queuesim.core.profile.LimitState`); the run's bookkeeping adds a job when it starts
+(:class:`~queuesim.core.profile.LimitState`); the run's bookkeeping adds a job when it starts
 and takes it off when it ends, and checks every start against the limits.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from queuesim.core.profile import HELD_BY, held_by_each
+from queuesim.core.profile import HELD_BY, LimitState, held_by_each
 from queuesim.site.model import Site
 
 #: a limit that never binds
@@ -53,16 +53,7 @@ class QueueLimits:
                 np.concatenate([self.user_jobs_cap, self.user_cpus_cap, self.pool_cap]) < _NO_LIMIT
             ).any()
         )
-        self.held_times = np.zeros(len(HELD_BY), dtype=np.int64)
-        self.held_jobs = np.zeros((len(HELD_BY), len(jobs)), dtype=np.bool_)
-
-    def held_now(self, jobs: np.ndarray) -> np.ndarray:
-        """For each of ``jobs``, the limit (1 + index in :data:`HELD_BY`; 0: none) that
-        starting it alone now would exceed (the profile kernel's own rule)."""
-        held: np.ndarray = held_by_each(
-            jobs,
-            self.cpus,
-            self.queue,
+        self._state = LimitState(
             self.user,
             self.user_jobs_cap,
             self.user_cpus_cap,
@@ -71,7 +62,19 @@ class QueueLimits:
             self.user_cpus,
             self.queue_cpus,
         )
+        self.held_times = np.zeros(len(HELD_BY), dtype=np.int64)
+        self.held_jobs = np.zeros((len(HELD_BY), len(jobs)), dtype=np.bool_)
+
+    def held_now(self, jobs: np.ndarray) -> np.ndarray:
+        """For each of ``jobs``, the limit (1 + index in :data:`HELD_BY`; 0: none) that
+        starting it alone now would exceed (the profile kernel's own rule)."""
+        held: np.ndarray = held_by_each(jobs, self.cpus, self.queue, self.state())
         return held
+
+    def state(self) -> LimitState:
+        """The limits and the counts against them, as the profile kernels read them (the
+        counts change in place, so this is made once)."""
+        return self._state
 
     def check(self, job: int) -> str | None:
         """The limit starting ``job`` now would exceed, described, or None."""
