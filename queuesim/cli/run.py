@@ -6,7 +6,7 @@ import argparse
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -23,10 +23,6 @@ from queuesim.cli.options import (
     paragraph,
     subparser,
 )
-
-if TYPE_CHECKING:
-    from queuesim.results.time_shared import DfrsMetrics
-
 
 HELP = "simulate one site on one workload and print the summary"
 DESCRIPTION = paragraph(
@@ -122,10 +118,10 @@ def _progress_callback(console: Console) -> tuple[Callable[[int, int], None], Ca
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from queuesim.core.workload import load_workload
     from queuesim.policies.registry import parse_params
-    from queuesim.reports.summary import print_summary
+    from queuesim.reports.summary import metric_facts, print_summary
     from queuesim.results.metrics import compute_metrics
     from queuesim.results.output import write_run
-    from queuesim.results.time_shared import dfrs_metrics
+    from queuesim.results.registry import MetricOptions, extra_metrics
     from queuesim.site.model import load_site
     from queuesim.studies.simulate import simulate
 
@@ -144,7 +140,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     finally:
         close()
     metrics = compute_metrics(result.jobs, total_cpus=site.total_cpus, tau=args.tau)
-    dfrs = dfrs_metrics(result, tau=args.tau, bound=args.stretch_bound)
+    extras = extra_metrics(result, MetricOptions(tau=args.tau, bounds=args.stretch_bound))
     policy = result.policy
     if result.params:
         policy += " (" + ", ".join(f"{k}={v}" for k, v in sorted(result.params.items())) + ")"
@@ -157,10 +153,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     }
     for name, value in sorted(result.counters.items()):
         facts[name.replace("_", " ")] = f"{value:,}"
-    if dfrs is not None:
-        facts.update(_dfrs_facts(dfrs, len(workload.jobs)))
+    facts.update(metric_facts(extras))
     if args.out:
-        files = write_run(Path(args.out), result, metrics, dfrs=dfrs)
+        files = write_run(Path(args.out), result, metrics, extras=extras)
         facts["written"] = ", ".join(str(f) for f in files)
     if not args.quiet:
         print_summary(
@@ -171,26 +166,3 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             facts=facts,
         )
     return 0
-
-
-def _dfrs_facts(dfrs: DfrsMetrics, jobs: int) -> dict[str, str]:
-    """Summary lines for a run on a DFRS-annotated workload."""
-    from queuesim.results.time_shared import BOUND_MAX_JOBS
-
-    facts = {"max stretch": f"{dfrs.max_stretch:,.4g} (bounded, tau {dfrs.stretch_tau:g} s)"}
-    if dfrs.stretch_bound is None:
-        facts["stretch bound"] = (
-            f"not computed ({jobs:,} jobs; computed by default up to {BOUND_MAX_JOBS:,}, "
-            "--stretch-bound forces it)"
-        )
-    else:
-        facts["stretch bound"] = (
-            f"{dfrs.stretch_bound:,.4g} (offline lower bound, paper 002; "
-            f"{dfrs.bound_seconds or 0:.2f} s to compute)"
-        )
-        facts["degradation from bound"] = f"{dfrs.degradation_from_bound:,.4g}"
-    facts["underutilization"] = f"{dfrs.underutilization:.4f} (normalised, paper 002 5.3.1)"
-    facts["memory moved"] = (
-        f"{dfrs.moved_memory_gb:,.1f} GB ({dfrs.bandwidth_gb_per_s:.3g} GB/s over the makespan)"
-    )
-    return facts

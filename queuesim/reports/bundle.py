@@ -53,6 +53,7 @@ from queuesim.reports.terminal import format_metric
 from queuesim.results.comparison import METRIC_COLUMNS, Comparison, best_setups
 from queuesim.results.heatmap import BinSpec, TraceClock, WaitGrid, parse_bin
 from queuesim.results.output import write_run
+from queuesim.results.registry import MetricOptions, extra_metrics
 
 __all__ = [
     "BUNDLE_KIND",
@@ -564,8 +565,10 @@ def _write_into(folder: Path, comp: Comparison, spec: BinSpec, command: str | No
     if len(set(dirs.values())) != len(dirs):
         raise ReportError(f"two setups map to the same folder: {dirs}")
     for name, result in comp.results.items():
+        metrics = comp.metrics[name]
+        extras = extra_metrics(result, MetricOptions(tau=metrics.bounded_slowdown_tau))
         written = write_run(
-            folder / dirs[name], result, comp.metrics[name], jobs_format=jobs_format
+            folder / dirs[name], result, metrics, jobs_format=jobs_format, extras=extras
         )
         run_files += [p.relative_to(folder).as_posix() for p in written]
 

@@ -1,8 +1,9 @@
 """The terminal summary of one simulation, rendered with rich.
 
 This module only lays out numbers it is given: the :class:`~queuesim.results.metrics.Metrics` of a
-run, the data-cleaning counts of its workload and a few free-form facts (site, workload,
-policy, speed ...). It knows nothing of policies or of how the numbers were obtained.
+run, the data-cleaning counts of its workload, a few free-form facts (site, workload,
+policy, speed ...) and the run's extra metrics, each written in the unit the metric registry
+gives it. It knows nothing of policies or of how the numbers were obtained.
 
 The layout fits an 80-column terminal: a header of facts, one table of metrics grouped by
 theme (jobs, waiting, slowdown, fairness, machine) and a small table of data cleaning.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -23,9 +25,10 @@ from rich.table import Table
 from rich.text import Text
 
 from queuesim.results.metrics import Metrics
+from queuesim.results.registry import Unit, definition
 from queuesim.site.units import format_duration
 
-__all__ = ["print_summary", "summary_renderable"]
+__all__ = ["metric_facts", "print_summary", "summary_renderable"]
 
 #: Shown instead of the cleaning table when the workload needed no cleaning.
 NO_CLEANING = "no jobs dropped or repaired"
@@ -160,3 +163,29 @@ def _sig3(x: float) -> str:
         return f"{x:.2e}"
     decimals = 2 - magnitude
     return f"{x:,.{decimals}f}" if decimals > 0 else f"{x:,.0f}"
+
+
+def metric_facts(values: Mapping[str, Any]) -> dict[str, str]:
+    """Summary lines for a run's extra metrics (:func:`~queuesim.results.registry.extra_metrics`):
+    each metric shown in summaries, by its label, its value written in its unit (None: not
+    computed)."""
+    facts = {}
+    for name, value in values.items():
+        metric = definition(name)
+        if metric.in_summary:
+            facts[metric.label] = "not computed" if value is None else _in_unit(value, metric.unit)
+    return facts
+
+
+def _in_unit(value: float, unit: Unit) -> str:
+    if unit is Unit.COUNT:
+        return f"{int(value):,}"
+    if unit is Unit.FRACTION:
+        return f"{value:.4f}"
+    if unit is Unit.GIGABYTES:
+        return f"{value:,.1f} GB"
+    if unit is Unit.GIGABYTES_PER_SECOND:
+        return f"{value:.3g} GB/s"
+    if unit is Unit.SECONDS:
+        return f"{value:,.4g} s"
+    return f"{value:,.4g}"

@@ -11,10 +11,12 @@ bytes (no timestamps, no wall-clock figures, sorted keys where order is not mean
   ``completed``, ``killed``, ...), all times in seconds;
 * ``rejected``: jobs the site could not run (also counted under ``cleaning``);
 * ``cleaning``: count per cleaning reason (see :mod:`queuesim.core.workload`);
-* for a workload with a DFRS annotation (:mod:`queuesim.results.time_shared`), at the top level
-  too: ``max_stretch``, ``stretch_bound`` and ``degradation_from_bound`` (null when the bound
-  was not computed), ``underutilization`` (normalised), ``preemptions``, ``migrations``,
-  ``resumes``, ``moved_memory_gb``, ``bandwidth_gb_per_s``, ``stretch_tau``;
+* at the top level too, the values of every other metric family of
+  :mod:`queuesim.results.registry` that applies to the run (for a workload with a DFRS
+  annotation: ``max_stretch``, ``stretch_bound`` and ``degradation_from_bound`` - null when
+  the bound was not computed -, ``underutilization``, ``preemptions``, ``migrations``,
+  ``resumes``, ``moved_memory_gb``, ``bandwidth_gb_per_s``, ``stretch_tau``), without those
+  that change from run to run;
 * ``counters``: policy counters (e.g. passes that hit a search bound);
 * ``run``: site, workload, policy and its parameters, scheduling passes, total CPUs, the
   trace's ``unix_start_time`` and ``time_zone`` (its SWF header's ``UnixStartTime`` and
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +42,7 @@ from queuesim.common.atomic import atomic_path, atomic_write_text
 from queuesim.common.version import __version__
 from queuesim.core.result import Result
 from queuesim.results.metrics import Metrics
-from queuesim.results.time_shared import DfrsMetrics
+from queuesim.results.registry import file_values
 from queuesim.traces.swf import write_swf
 
 JOB_CSV_COLUMNS = (
@@ -68,13 +71,14 @@ def _json_value(value: Any) -> Any:
 
 
 def metrics_document(
-    result: Result, metrics: Metrics, dfrs: DfrsMetrics | None = None
+    result: Result, metrics: Metrics, extras: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
+    """The content of ``metrics.json``: the base ``metrics`` and the ``extras`` of
+    :func:`~queuesim.results.registry.extra_metrics`, then the run's facts."""
     cleaning = result.workload.cleaning
     header = result.workload.header
     document: dict[str, Any] = {k: _json_value(v) for k, v in metrics.as_dict().items()}
-    if dfrs is not None:
-        document.update({k: _json_value(v) for k, v in dfrs.as_dict().items()})
+    document.update({k: _json_value(v) for k, v in file_values(extras or {}).items()})
     document["rejected"] = cleaning.rejected
     document["cleaning"] = dict(cleaning.counts)
     document["counters"] = dict(sorted(result.counters.items()))
@@ -94,9 +98,9 @@ def metrics_document(
 
 
 def write_metrics(
-    path: Path, result: Result, metrics: Metrics, dfrs: DfrsMetrics | None = None
+    path: Path, result: Result, metrics: Metrics, extras: Mapping[str, Any] | None = None
 ) -> None:
-    text = json.dumps(metrics_document(result, metrics, dfrs), indent=2, allow_nan=False)
+    text = json.dumps(metrics_document(result, metrics, extras), indent=2, allow_nan=False)
     atomic_write_text(path, text + "\n")
 
 
@@ -155,9 +159,10 @@ def write_run(
     metrics: Metrics,
     *,
     jobs_format: str = "csv",
-    dfrs: DfrsMetrics | None = None,
+    extras: Mapping[str, Any] | None = None,
 ) -> list[Path]:
     """Write the whole bundle of one run into ``out``; returns the files written.
+    ``extras``: the run's other metrics (:func:`~queuesim.results.registry.extra_metrics`).
 
     ``jobs_format="parquet"`` writes the job table as ``jobs.parquet`` (needs pyarrow)
     instead of ``jobs.csv``.
@@ -171,7 +176,7 @@ def write_run(
         out / "schedule.swf",
         out / "cleaning.csv",
     ]
-    write_metrics(files[0], result, metrics, dfrs)
+    write_metrics(files[0], result, metrics, extras)
     if jobs_format == "parquet":
         write_jobs_parquet(files[1], result.jobs)
     else:

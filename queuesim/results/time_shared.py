@@ -10,7 +10,7 @@ memory they moved (section 5.2), with the average bandwidth that takes over the 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -37,13 +37,6 @@ class DfrsMetrics:
     bandwidth_gb_per_s: float
     stretch_tau: float
     bound_seconds: float | None
-
-    def as_dict(self) -> dict[str, float | int | None]:
-        """The metrics for ``metrics.json`` (without the bound's wall-clock time, so the
-        file stays the same from run to run)."""
-        values = asdict(self)
-        del values["bound_seconds"]
-        return values
 
 
 def annotated_table(jobs: pd.DataFrame) -> pd.DataFrame:
