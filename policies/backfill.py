@@ -1,7 +1,7 @@
 """FCFS, EASY and conservative backfilling: one backfill loop, three reservation depths.
 
 All three place the waiting jobs, in the site's order, into the availability profile of
-the running jobs (:func:`queuesim.core.profile.plan_pass`) and start those planned to start now:
+the running jobs (:func:`queuesim.core.planning.plan_pass`) and start those planned to start now:
 
 * ``fcfs`` stops at the first job that cannot start (no backfilling);
 * ``easy`` gives a reservation to the first job that cannot start and starts later jobs
@@ -20,7 +20,8 @@ from enum import StrEnum
 import numpy as np
 
 from queuesim.core.context import Context
-from queuesim.core.profile import PassRules, Promises, plan_pass
+from queuesim.core.planning import plan_pass
+from queuesim.core.profile import PassRules, Promises
 from queuesim.policies.registry import register
 
 
@@ -43,7 +44,7 @@ def backfill_pass(
     number), so the promise can be checked against the start it finally got. Without
     ``compress`` the promises are kept where they are (for when nothing ended since they
     were made). With ``greedy`` a reservation blocks every node that could serve its job
-    until it starts (see :func:`~queuesim.core.profile.plan_pass`). Queue limits are checked for
+    until it starts (see :func:`~queuesim.core.planning.plan_pass`). Queue limits are checked for
     every start, and the jobs they held back are recorded with the run. Returns whether
     the pass planned at all.
     """

@@ -15,11 +15,11 @@ One scheduling pass follows the paper's Fig. 2:
 Both plannings use the one availability profile and backfill loop of
 :mod:`queuesim.core.profile`; nothing here places a job by itself:
 
-* steps 1 and 2 are :func:`~queuesim.core.profile.plan_pass` with reservation depth 1 (EASY);
+* steps 1 and 2 are :func:`~queuesim.core.planning.plan_pass` with reservation depth 1 (EASY);
   of its plan DPSA keeps the jobs before the head and the head's reservation, and ignores
   EASY's own backfilling choices;
 * step 3's capacities and eligibility come from
-  :func:`~queuesim.core.profile.room_beside_plan`, which books that plan and asks the profile,
+  :func:`~queuesim.core.planning.room_beside_plan`, which books that plan and asks the profile,
   job by job, whether each could start now beside it (memory and queue node sets included);
 * the chosen subset is then planned by ``plan_pass`` again - the jobs before the head, the
   head, then the chosen jobs with depth 1 - so every start is checked against the head's
@@ -61,20 +61,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from queuesim.core.context import Context
-from queuesim.core.profile import (
-    PassRules,
-    no_promises,
-    plan_pass,
-    room_beside_plan,
-    tiny_job_arrays,
-    tiny_profile_state,
-)
+from queuesim.core.planning import plan_pass, room_beside_plan
+from queuesim.core.profile import PassRules, no_promises, tiny_job_arrays, tiny_profile_state
 from queuesim.policies.backfill import RecordsReservations
+from queuesim.policies.dpsa_search import best_subset, search_order
+from queuesim.policies.dpsa_search import warm_up as warm_up_search
 from queuesim.policies.registry import register
-
-# relative: ruff's isort cannot place queuesim.policies (mapped from the policies/ folder)
-from .dpsa_search import best_subset, search_order
-from .dpsa_search import warm_up as warm_up_search
 
 VARIANTS = ("p", "n", "w")
 #: EASY's planning: one reservation, backfilling, no blocking, no promises kept

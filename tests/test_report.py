@@ -26,7 +26,9 @@ from rich.console import Console
 import queuesim.reports.bundle as report_module
 from queuesim.cli import main
 from queuesim.core.result import Result
-from queuesim.reports.bundle import SECTIONS, ReportError, read_run_dir, write_bundle
+from queuesim.reports.bundle import ReportError, write_bundle
+from queuesim.reports.comparison_report import SECTIONS
+from queuesim.reports.run_dir import read_run_dir
 from queuesim.reports.terminal import print_comparison
 from queuesim.results.comparison import AGAINST_COLUMNS, LOSER_COLUMNS, Comparison
 from queuesim.site.model import Site

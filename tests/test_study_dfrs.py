@@ -21,6 +21,7 @@ from queuesim.cli import study as cli_study
 from queuesim.common.errors import PolicyViolation, QueuesimError, WorkloadError
 from queuesim.policies.registry import known_policies
 from queuesim.studies import dfrs as study_dfrs
+from queuesim.studies.dfrs import running as study_running
 
 REPO = Path(__file__).resolve().parents[1]
 SITE_CONFIGS = REPO / "site-configs"
@@ -283,10 +284,10 @@ def test_the_default_algorithms_resolve():
 
 
 def test_a_failing_run_names_the_instance_and_the_algorithm():
-    error = study_dfrs._located(PolicyViolation("job 7 started twice"), "load0.5-seed1 / EASY")
+    error = study_running._located(PolicyViolation("job 7 started twice"), "load0.5-seed1 / EASY")
     assert isinstance(error, PolicyViolation)
     assert str(error) == "load0.5-seed1 / EASY: job 7 started twice"
-    assert isinstance(study_dfrs._located(WorkloadError("bad"), "x"), WorkloadError)
+    assert isinstance(study_running._located(WorkloadError("bad"), "x"), WorkloadError)
 
 
 def test_the_command_line_reports_bad_arguments(capsys: pytest.CaptureFixture[str]):

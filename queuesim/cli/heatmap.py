@@ -29,7 +29,8 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_heatmap(args: argparse.Namespace, console: Console) -> int:
-    from queuesim.reports.bundle import read_run_dir, write_heatmap_files
+    from queuesim.reports.bundle import write_heatmap_files
+    from queuesim.reports.run_dir import read_run_dir
     from queuesim.reports.terminal import heatmap_renderable
     from queuesim.results.heatmap import parse_bin, wait_grid
 

@@ -145,7 +145,7 @@ class Context:
 
     def held_back(self, jobs: np.ndarray, held: np.ndarray) -> None:
         """Record that queue limits kept ``jobs`` from starting although they fit (``held``:
-        1 + the limit's index in :data:`~queuesim.core.profile.HELD_BY`, 0: not held)."""
+        1 + the limit's index in :data:`~queuesim.core.planning.HELD_BY`, 0: not held)."""
         limits = self._limits
         if limits.any:
             limits.record_held(jobs, held)

@@ -27,8 +27,8 @@ from queuesim.core.cluster import ClusterState
 from queuesim.core.cluster import warm_up as warm_up_placement
 from queuesim.core.context import Context
 from queuesim.core.ordering import JobListener, make_ordering
+from queuesim.core.planning import warm_up as warm_up_profile
 from queuesim.core.policy import Policy
-from queuesim.core.profile import warm_up as warm_up_profile
 from queuesim.core.result import Result
 from queuesim.core.state import EventKind, JobState, RunState
 from queuesim.core.workload import Workload

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from queuesim.core.profile import HELD_BY, LimitState, held_by_each
+from queuesim.core.planning import HELD_BY, held_by_each
+from queuesim.core.profile import LimitState
 from queuesim.site.model import Site
 
 #: a limit that never binds

@@ -111,8 +111,8 @@ def _metrics_table(m: Metrics) -> Table:
     table.add_row("  mean", _decimal2(m.mean_bounded_slowdown), "")
     table.add_row("  max", _decimal2(m.max_bounded_slowdown), "", end_section=True)
 
-    table.add_row("ANUWT (mean user NUWT)", _sig3(m.anuwt), "")
-    table.add_row("NUWT-dev (std over users)", _sig3(m.nuwt_dev), "", end_section=True)
+    table.add_row("ANUWT (mean user NUWT)", sig3(m.anuwt), "")
+    table.add_row("NUWT-dev (std over users)", sig3(m.nuwt_dev), "", end_section=True)
 
     table.add_row("utilization", f"{100 * m.utilization:.1f} %", "")
     table.add_row("makespan", *_duration(m.makespan))
@@ -149,7 +149,7 @@ def _duration(seconds: float) -> tuple[str, str]:
     return format_duration(seconds), _seconds(seconds)
 
 
-def _sig3(x: float) -> str:
+def sig3(x: float) -> str:
     """``x`` with three significant digits, in plain notation whenever that stays short.
 
     ``0.0812`` -> ``0.0812``, ``13.517`` -> ``13.5``, ``1234.5`` -> ``1,230`` (large values keep all

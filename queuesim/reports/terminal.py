@@ -26,7 +26,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from queuesim.reports.summary import _sig3
+from queuesim.reports.summary import sig3
 from queuesim.results.comparison import Comparison, best_setups
 from queuesim.results.heatmap import DAY, BinSpec, WaitGrid, scale_forward, scale_max
 from queuesim.site.units import format_duration
@@ -72,7 +72,7 @@ def _decimal2(x: float) -> str:
 
 
 def _sig(x: float) -> str:
-    return _sig3(x) if math.isfinite(x) else "-"
+    return sig3(x) if math.isfinite(x) else "-"
 
 
 def _percent(x: float) -> str:

@@ -271,18 +271,8 @@ def read_machines(path: str | Path) -> list[MachineGroup]:
                 properties = ("gpu",)
         if memory is None:
             notes.append("memory 0 in the file: not modelled")
-        groups.append(
-            MachineGroup(
-                name=name,
-                nodes=nodes,
-                cpus_per_node=cpus,
-                memory_per_node=memory,
-                properties=properties,
-                line=number,
-                layout=layout,
-                notes=tuple(notes),
-            )
-        )
+        group = MachineGroup(name, nodes, cpus, memory, properties, number, layout, tuple(notes))
+        groups.append(group)
     if not groups:
         raise WorkloadError(f"{path}: no machine lines (expected one cluster per line)")
     return groups
@@ -399,18 +389,11 @@ def read_mwf(path: str | Path) -> list[MachineGroup]:
             group_notes = [base, *notes]
             if len(counts) > 1:
                 group_notes.insert(0, split_note)
-            groups.append(
-                MachineGroup(
-                    name=group_name,
-                    nodes=n,
-                    cpus_per_node=cpus,
-                    memory_per_node=memory,
-                    properties=properties,
-                    line=number,
-                    layout="mwf",
-                    notes=tuple(group_notes),
-                )
+            notes_of_group = tuple(group_notes)
+            group = MachineGroup(
+                group_name, n, cpus, memory, properties, number, "mwf", notes_of_group
             )
+            groups.append(group)
     if not groups:
         raise WorkloadError(f"{path}: no cluster lines (expected one cluster per line)")
     return groups

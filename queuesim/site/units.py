@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
@@ -24,54 +25,58 @@ _SIZE_UNITS = {
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtp]?)(?:i?b)?$")
 
 
+def _quantity(
+    value: object, what: str, examples: str, from_text: Callable[[str], float | None]
+) -> float:
+    """A non-negative finite ``what`` (duration, size) given as a number or as text that
+    ``from_text`` reads (None: not readable); the errors quote ``examples``."""
+    expected = f"expected a {what} such as {examples}, got {value!r}"
+    if isinstance(value, bool):
+        raise ValueError(expected)
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        text = from_text(value.strip().lower())
+        if text is None:
+            raise ValueError(expected)
+        number = text
+    else:
+        raise ValueError(expected)
+    if not math.isfinite(number):
+        raise ValueError(f"expected a finite {what} such as {examples}, got {value!r}")
+    if number < 0:
+        raise ValueError(f"a {what} cannot be negative, got {value!r}")
+    return number
+
+
+def _duration_text(text: str) -> float | None:
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return float(text)
+    if re.fullmatch(r"\d+:\d{1,2}:\d{1,2}", text):
+        h, m, s = (int(x) for x in text.split(":"))
+        return float(h * 3600 + m * 60 + s)
+    compact = text.replace(" ", "")
+    parts = _DURATION_PART.findall(compact)
+    if not parts or "".join(n + u for n, u in parts) != compact:
+        return None
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+
+
+def _size_text(text: str) -> float | None:
+    match = _SIZE.match(text)
+    if not match:
+        return None
+    return float(match.group(1)) * _SIZE_UNITS[match.group(2) or "b"]
+
+
 def parse_duration(value: object) -> float:
     """Parse ``90m``, ``2h``, ``1d12h``, ``1:30:00`` (h:m:s) or a bare number of seconds."""
-    if isinstance(value, bool):
-        raise ValueError(f"expected a duration such as '90m', '2h' or '30d', got {value!r}")
-    if isinstance(value, int | float):
-        seconds = float(value)
-    elif isinstance(value, str):
-        text = value.strip().lower()
-        if re.fullmatch(r"\d+(?:\.\d+)?", text):
-            seconds = float(text)
-        elif re.fullmatch(r"\d+:\d{1,2}:\d{1,2}", text):
-            h, m, s = (int(x) for x in text.split(":"))
-            seconds = float(h * 3600 + m * 60 + s)
-        else:
-            compact = text.replace(" ", "")
-            parts = _DURATION_PART.findall(compact)
-            if not parts or "".join(n + u for n, u in parts) != compact:
-                raise ValueError(
-                    f"expected a duration such as '90m', '2h', '1d12h' or '30d', got {value!r}"
-                )
-            seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
-    else:
-        raise ValueError(f"expected a duration such as '90m', '2h' or '30d', got {value!r}")
-    if not math.isfinite(seconds):
-        raise ValueError(f"expected a finite duration such as '90m' or '2h', got {value!r}")
-    if seconds < 0:
-        raise ValueError(f"a duration cannot be negative, got {value!r}")
-    return seconds
+    return _quantity(value, "duration", "'90m', '2h', '1d12h' or '30d'", _duration_text)
 
 
 def parse_size(value: object) -> int:
     """Parse ``512MB``, ``64GB``, ``2TiB`` or a bare number of bytes into bytes."""
-    if isinstance(value, bool):
-        raise ValueError(f"expected a size such as '512MB' or '64GB', got {value!r}")
-    if isinstance(value, int | float):
-        size = float(value)
-    elif isinstance(value, str):
-        match = _SIZE.match(value.strip().lower())
-        if not match:
-            raise ValueError(f"expected a size such as '512MB' or '64GB', got {value!r}")
-        size = float(match.group(1)) * _SIZE_UNITS[match.group(2) or "b"]
-    else:
-        raise ValueError(f"expected a size such as '512MB' or '64GB', got {value!r}")
-    if not math.isfinite(size):
-        raise ValueError(f"expected a finite size such as '512MB' or '64GB', got {value!r}")
-    if size < 0:
-        raise ValueError(f"a size cannot be negative, got {value!r}")
-    return int(size)
+    return int(_quantity(value, "size", "'512MB' or '64GB'", _size_text))
 
 
 def format_duration(seconds: float) -> str:

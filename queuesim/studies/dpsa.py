@@ -34,6 +34,7 @@ from rich.table import Table
 
 from queuesim.common import bundled
 from queuesim.common.atomic import atomic_path, atomic_write_text
+from queuesim.studies.provenance import regenerate_lines
 from queuesim.studies.real_traces import TraceSpec, resolve_traces
 
 #: the paper's traces that are in ../shared/workloads (its SDSC-Par-1995 is not)
@@ -324,12 +325,7 @@ def render_markdown(
         "",
         f"Search bound: {_bound_text(bound_ms, bound_nodes)}.",
         "",
-        f"Regenerate (from the repository root; this run took {elapsed}):",
-        "",
-        "```sh",
-        command,
-        "```",
-        "",
+        *regenerate_lines(elapsed, command),
         "## Change against EASY",
         "",
     ]

@@ -71,7 +71,6 @@ fields: :func:`queuesim.swf.read_swf`; 21 fields: :func:`read_alea_swf`).
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,14 +82,16 @@ import pandas as pd
 from queuesim.common.errors import WorkloadError
 from queuesim.common.files import decode_line, read_bytes
 from queuesim.traces.swf import (
-    INT_FIELDS,
     SWF_FIELDS,
     BadLine,
     SwfHeader,
     SwfTrace,
+    content_lines,
+    field_problem,
     jobs_frame,
     parse_header,
     parse_numeric_lines,
+    valid_rows,
 )
 
 __all__ = ["ALEA_EXTRA_COLUMNS", "ALEA_FIELDS", "Nodespec", "parse_nodespec", "read_alea_swf"]
@@ -189,8 +190,6 @@ _ALEA_LINE = re.compile(
     + rb")[ \t]+(\S+)[ \t]+(\S+)[ \t\r]*"
 )
 _NUMBER = re.compile(_NUM)
-_INT_LIMIT = 2.0**63
-_INT_COLUMNS = [i for i, name in enumerate(SWF_FIELDS) if name in INT_FIELDS]
 # Submit times at least this large are Unix epoch times (1973-03-03), not relative ones.
 _EPOCH_THRESHOLD = 1e8
 _FIELD = {name: index for index, name in enumerate(SWF_FIELDS)}
@@ -217,14 +216,9 @@ def _value_reason(values: npt.NDArray[np.float64]) -> str | None:
     """Why a row of 18 parsed numbers is not acceptable, or None."""
     for index, name in enumerate(SWF_FIELDS):
         value = float(values[index])
-        where = f"field {index + 1} ({name})"
-        if not math.isfinite(value):
-            return f"{where} is out of range: {value!r}"
-        if name in INT_FIELDS:
-            if value != math.trunc(value):
-                return f"{where} must be a whole number, found {value:g}"
-            if abs(value) >= _INT_LIMIT:
-                return f"{where} is out of range for an integer: {value:g}"
+        problem = field_problem(name, value, f"{value:g}")
+        if problem:
+            return f"field {index + 1} ({name}) {problem}"
     return None
 
 
@@ -251,11 +245,8 @@ def read_alea_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace
     prefixes: list[bytes] = []
     tails: list[tuple[str, str]] = []
     bad: list[BadLine] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        stripped = raw.strip()
-        if not stripped:
-            continue
-        if stripped[:1] == b";":
+    for number, raw, comment in content_lines(data):
+        if comment:
             comments.append(decode_line(raw))
             continue
         match = _ALEA_LINE.fullmatch(raw)
@@ -270,9 +261,7 @@ def read_alea_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace
     values = parse_numeric_lines(prefixes)
     if values is None:  # cannot happen: every prefix matched 18 numeric tokens
         raise RuntimeError(f"{path}: validated SWF fields failed to parse")
-    ints = values[:, _INT_COLUMNS]
-    ok = np.isfinite(values).all(axis=1)
-    ok &= ((ints == np.trunc(ints)) & (np.abs(ints) < _INT_LIMIT)).all(axis=1)
+    ok = valid_rows(values)
     keep = np.ones(len(numbers), dtype=bool)
     specs: dict[str, Nodespec | str] = {}
     for row, (_, nodespec) in enumerate(tails):

@@ -63,6 +63,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -258,14 +259,27 @@ def split_weeks(
 # --------------------------------------------------------------------------- synthetic
 
 
+class SyntheticOptions(TypedDict, total=False):
+    """How :func:`synthetic_trace` draws a trace: ``load`` to scale to (None: as drawn),
+    with the model's two ``job_classes`` (else one), on nodes of ``node_cpus`` cores
+    (default :data:`SYNTHETIC_NODE_CPUS`)."""
+
+    load: float | None
+    job_classes: bool
+    node_cpus: int
+
+
+def _synthetic_options(options: SyntheticOptions) -> tuple[float | None, bool, int]:
+    """``load``, ``job_classes`` and ``node_cpus`` of ``options``, defaults filled in."""
+    return (
+        options.get("load"),
+        options.get("job_classes", False),
+        options.get("node_cpus", SYNTHETIC_NODE_CPUS),
+    )
+
+
 def synthetic_trace(
-    nodes: int,
-    jobs: int,
-    seed: int,
-    *,
-    load: float | None = None,
-    job_classes: bool = False,
-    node_cpus: int = SYNTHETIC_NODE_CPUS,
+    nodes: int, jobs: int, seed: int, **options: Unpack[SyntheticOptions]
 ) -> pd.DataFrame:
     """A DFRS-annotated Lublin-Feitelson trace: generate, scale to ``load``, annotate.
 
@@ -276,6 +290,7 @@ def synthetic_trace(
     seed is split into two independent streams, one for the model and one for the
     annotation, so the same seed gives the same jobs and the same annotation at every load.
     """
+    load, job_classes, node_cpus = _synthetic_options(options)
     model_seed, annotation_seed = np.random.SeedSequence(seed).spawn(2)
     frame = lublin.generate(nodes, jobs, np.random.default_rng(model_seed), job_classes=job_classes)
     if load is not None:
@@ -284,23 +299,15 @@ def synthetic_trace(
 
 
 def write_synthetic_trace(
-    path: str | Path,
-    nodes: int,
-    jobs: int,
-    seed: int,
-    *,
-    load: float | None = None,
-    job_classes: bool = False,
-    node_cpus: int = SYNTHETIC_NODE_CPUS,
+    path: str | Path, nodes: int, jobs: int, seed: int, **options: Unpack[SyntheticOptions]
 ) -> pd.DataFrame:
     """:func:`synthetic_trace`, written to ``path`` (and its annotation file) by
     :func:`write_annotated` with a header describing the model; returns the frame.
 
     The header's ``MaxProcs`` is the platform's cores, ``nodes x node_cpus``, the unit of
     the processor fields."""
-    frame = synthetic_trace(
-        nodes, jobs, seed, load=load, job_classes=job_classes, node_cpus=node_cpus
-    )
+    frame = synthetic_trace(nodes, jobs, seed, **options)
+    load, job_classes, node_cpus = _synthetic_options(options)
     header = [
         f"MaxProcs: {nodes * node_cpus}" if line.startswith("MaxProcs:") else line
         for line in lublin.header_lines(

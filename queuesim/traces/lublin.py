@@ -47,8 +47,12 @@ order), hence the same bytes when written with :func:`queuesim.traces.swf.write_
 
 from __future__ import annotations
 
+import csv
+import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from importlib.resources import files
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -113,69 +117,28 @@ class ClassParams:
     arar: float
 
 
-BATCH = ClassParams(
-    name="batch",
-    queue=1,
-    serial_prob=0.2927,
-    pow2_prob=0.6686,
-    u_low=1.2,
-    u_med=5.0,
-    u_hi=7.0,
-    u_prob=0.875,
-    a1=6.57,
-    b1=0.823,
-    a2=639.1,
-    b2=0.0156,
-    pa=-0.003,
-    pb=0.6986,
-    aarr=6.0415,
-    barr=0.8531,
-    anum=6.1271,
-    bnum=5.2740,
-    arar=1.0519,
-)
-INTERACTIVE = ClassParams(
-    name="interactive",
-    queue=0,
-    serial_prob=0.1541,
-    pow2_prob=0.625,
-    u_low=1.0,
-    u_med=3.0,
-    u_hi=5.5,
-    u_prob=0.705,
-    a1=3.8351,
-    b1=0.6605,
-    a2=7.073,
-    b2=0.6856,
-    pa=-0.0118,
-    pb=0.9156,
-    aarr=6.5510,
-    barr=0.6621,
-    anum=8.9186,
-    bnum=3.6680,
-    arar=0.9797,
-)
-TYPELESS = ClassParams(
-    name="typeless",
-    queue=0,
-    serial_prob=0.244,
-    pow2_prob=0.576,
-    u_low=0.8,
-    u_med=4.5,
-    u_hi=7.0,
-    u_prob=0.86,
-    a1=4.2,
-    b1=0.94,
-    a2=312.0,
-    b2=0.03,
-    pa=-0.0054,
-    pb=0.78,
-    aarr=10.2303,
-    barr=0.4871,
-    anum=8.1737,
-    bnum=3.9631,
-    arar=1.0225,
-)
+def _parameters() -> dict[str, list[str]]:
+    """The model's parameter table (``lublin-parameters.csv`` beside this module, the
+    values of the model's published parameter table): per parameter, its value for the
+    batch, the interactive and the typeless job class, as written."""
+    text = (files("queuesim.traces") / "lublin-parameters.csv").read_text(encoding="utf-8")
+    rows = list(csv.reader(io.StringIO(text)))
+    return {row[0]: row[1:] for row in rows[1:]}
+
+
+def _job_class(name: str, column: int) -> ClassParams:
+    """The parameters of one job class, each converted to its field's type."""
+    types = {f.name: f.type for f in fields(ClassParams)}
+    values: dict[str, Any] = {
+        key: int(row[column]) if types[key] == "int" else float(row[column])
+        for key, row in _parameters().items()
+    }
+    return ClassParams(name, **values)
+
+
+BATCH = _job_class("batch", 0)
+INTERACTIVE = _job_class("interactive", 1)
+TYPELESS = _job_class("typeless", 2)
 
 
 # --------------------------------------------------------------------------- model parts

@@ -31,7 +31,7 @@ import gzip
 import io
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,42 +53,32 @@ __all__ = [
     "write_swf",
 ]
 
-SWF_FIELDS: tuple[str, ...] = (
-    "job_id",
-    "submit",
-    "wait",
-    "runtime",
-    "alloc_procs",
-    "avg_cpu_time",
-    "used_memory",
-    "req_procs",
-    "req_time",
-    "req_memory",
-    "status",
-    "user",
-    "group",
-    "executable",
-    "queue",
-    "partition",
-    "prev_job",
-    "think_time",
+#: the 18 SWF fields in file order, each with whether it holds an identifier or a count
+_FIELD_TABLE: tuple[tuple[str, bool], ...] = (
+    ("job_id", True),
+    ("submit", False),
+    ("wait", False),
+    ("runtime", False),
+    ("alloc_procs", True),
+    ("avg_cpu_time", False),
+    ("used_memory", False),
+    ("req_procs", True),
+    ("req_time", False),
+    ("req_memory", False),
+    ("status", True),
+    ("user", True),
+    ("group", True),
+    ("executable", True),
+    ("queue", True),
+    ("partition", True),
+    ("prev_job", True),
+    ("think_time", False),
 )
+
+SWF_FIELDS: tuple[str, ...] = tuple(name for name, _ in _FIELD_TABLE)
 """The 18 SWF fields, in file order (the names are the columns of :attr:`SwfTrace.jobs`)."""
 
-INT_FIELDS: frozenset[str] = frozenset(
-    {
-        "job_id",
-        "alloc_procs",
-        "req_procs",
-        "status",
-        "user",
-        "group",
-        "executable",
-        "queue",
-        "partition",
-        "prev_job",
-    }
-)
+INT_FIELDS: frozenset[str] = frozenset(name for name, whole in _FIELD_TABLE if whole)
 """Fields that hold identifiers or counts: read as ``int64``, written without decimals."""
 
 _N_FIELDS = len(SWF_FIELDS)
@@ -174,11 +164,8 @@ def read_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     comment_lines: list[str] = []
     job_lines: list[bytes] = []
     job_numbers: list[int] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        stripped = raw.strip()
-        if not stripped:
-            continue
-        if stripped[:1] == b";":
+    for number, raw, comment in content_lines(data):
+        if comment:
             comment_lines.append(decode_line(raw))
         else:
             job_lines.append(raw)
@@ -281,12 +268,26 @@ def _parse_slow(lines: list[bytes]) -> tuple[npt.NDArray[np.float64], list[int]]
     return np.array(rows, dtype=np.float64).reshape(-1, _N_FIELDS), unparsed
 
 
+def content_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
+    """The lines of a trace that are not blank: their number (from 1), raw bytes, and
+    whether each is a comment (``;`` first, as SWF headers are)."""
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        stripped = raw.strip()
+        if stripped:
+            yield number, raw, stripped[:1] == b";"
+
+
+def valid_rows(values: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+    """Per row of parsed SWF fields, whether every value is finite and every integer field
+    a whole number within range (:func:`field_problem` says what is wrong otherwise)."""
+    ints = values[:, _INT_COLUMNS]
+    whole = (ints == np.trunc(ints)) & (np.abs(ints) < _INT_LIMIT)
+    return np.asarray(np.isfinite(values).all(axis=1) & whole.all(axis=1), dtype=np.bool_)
+
+
 def _invalid_rows(values: npt.NDArray[np.float64]) -> list[int]:
     """Rows with a non-finite value, or a fraction or overflow in an integer field."""
-    ok = np.isfinite(values).all(axis=1)
-    ints = values[:, _INT_COLUMNS]
-    ok &= ((ints == np.trunc(ints)) & (np.abs(ints) < _INT_LIMIT)).all(axis=1)
-    return [int(i) for i in np.flatnonzero(~ok)]
+    return [int(i) for i in np.flatnonzero(~valid_rows(values))]
 
 
 def _diagnose(line: bytes) -> str:
@@ -299,15 +300,23 @@ def _diagnose(line: bytes) -> str:
         where = f"field {position} ({name})"
         if not _NUMBER.fullmatch(token):
             return f"{where} is not a number: {text!r}"
-        value = float(token)
-        if not math.isfinite(value):
-            return f"{where} is out of range: {text!r}"
-        if name in INT_FIELDS:
-            if value != math.trunc(value):
-                return f"{where} must be a whole number, found {text!r}"
-            if abs(value) >= _INT_LIMIT:
-                return f"{where} is out of range for an integer: {text!r}"
+        problem = field_problem(name, float(token), repr(text))
+        if problem:
+            return f"{where} {problem}"
     return f"expected {_N_FIELDS} whitespace-separated numeric fields"  # not reached in practice
+
+
+def field_problem(name: str, value: float, shown: str) -> str | None:
+    """What is wrong with the value of the SWF field ``name`` (``shown`` as it is to be
+    quoted): not finite, or a fraction or overflow in an integer field; None if nothing."""
+    if not math.isfinite(value):
+        return f"is out of range: {shown}"
+    if name in INT_FIELDS:
+        if value != math.trunc(value):
+            return f"must be a whole number, found {shown}"
+        if abs(value) >= _INT_LIMIT:
+            return f"is out of range for an integer: {shown}"
+    return None
 
 
 def jobs_frame(values: npt.NDArray[np.float64], numbers: npt.NDArray[np.int64]) -> pd.DataFrame:
