@@ -54,8 +54,12 @@ def backfill_pass(
     free = ctx.free_cpus
     if not backfill and free < ctx.cpus[order[0]]:
         return False  # without backfilling nothing starts before the first job
-    if free < ctx.cpus[order].min():
-        return False  # nothing can start now; reservations are re-planned at the next pass
+    if promises is None and free < ctx.cpus[order].min():
+        # nothing can start now, and no reservation is carried to later passes (EASY,
+        # FCFS): the next pass plans the head's reservation afresh. Conservative
+        # backfilling plans at every pass: a job arriving now is given its reservation
+        # now, before later arrivals, and compression happens when a job ends.
+        return False
     cluster = ctx.cluster
     known_plans = np.zeros((order.size, cluster.pools), dtype=np.int64)
     if promise_plans:
