@@ -17,6 +17,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import pandas as pd
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
@@ -40,6 +41,9 @@ def summary_renderable(
     metrics: Metrics,
     cleaning: Mapping[str, int],
     facts: Mapping[str, str],
+    queues: pd.DataFrame | None = None,
+    users: pd.DataFrame | None = None,
+    top: int = 5,
 ) -> RenderableType:
     """Build the summary of one run, ready for ``console.print``.
 
@@ -49,11 +53,18 @@ def summary_renderable(
         cleaning: how many jobs each data-cleaning rule dropped or repaired, by reason, in
             the order to show them; reasons with a zero count are left out.
         facts: key/value lines shown first (site, workload, policy, jobs/s ...), in order.
+        queues: the wait figures per queue, shown when the site has more than one queue.
+        users: the wait figures per user; the ``top`` who waited most per CPU-second are
+            shown.
     """
     parts: list[RenderableType] = []
     if facts:
         parts.append(_facts_grid(facts))
     parts.append(_metrics_table(metrics))
+    if queues is not None and len(queues) > 2:  # one queue and the whole run: the same
+        parts.append(queues_table(queues))
+    if users is not None and top > 0:
+        parts.append(users_table(users, top))
     parts.append(_cleaning_part(cleaning))
     return Panel(
         Group(*_spaced(parts)),
@@ -72,9 +83,22 @@ def print_summary(
     metrics: Metrics,
     cleaning: Mapping[str, int],
     facts: Mapping[str, str],
+    queues: pd.DataFrame | None = None,
+    users: pd.DataFrame | None = None,
+    top: int = 5,
 ) -> None:
     """Print :func:`summary_renderable` of the same arguments on ``console``."""
-    console.print(summary_renderable(title=title, metrics=metrics, cleaning=cleaning, facts=facts))
+    console.print(
+        summary_renderable(
+            title=title,
+            metrics=metrics,
+            cleaning=cleaning,
+            facts=facts,
+            queues=queues,
+            users=users,
+            top=top,
+        )
+    )
 
 
 def _spaced(parts: list[RenderableType]) -> list[RenderableType]:
@@ -103,6 +127,12 @@ def _metrics_table(m: Metrics) -> Table:
     table.add_row("users", _count(m.users), "", end_section=True)
 
     table.add_row("mean wait", *_duration(m.mean_wait))
+    table.add_row("  median", *_duration(m.median_wait))
+    table.add_row("  90th percentile", *_duration(m.p90_wait))
+    table.add_row("  99th percentile", *_duration(m.p99_wait))
+    table.add_row("  max", *_duration(m.max_wait))
+    table.add_row("  share waiting > 1 h", _percent(m.waited_over_1h), "")
+    table.add_row("  share waiting > 24 h", _percent(m.waited_over_24h), "")
     table.add_row("AWWT (weighted wait)", *_duration(m.awwt))
     table.add_row("AWRT (weighted response)", *_duration(m.awrt), end_section=True)
 
@@ -114,7 +144,7 @@ def _metrics_table(m: Metrics) -> Table:
     table.add_row("ANUWT (mean user NUWT)", sig3(m.anuwt), "")
     table.add_row("NUWT-dev (std over users)", sig3(m.nuwt_dev), "", end_section=True)
 
-    table.add_row("utilization", f"{100 * m.utilization:.1f} %", "")
+    table.add_row("utilization", _percent(m.utilization), "")
     table.add_row("makespan", *_duration(m.makespan))
     return table
 
@@ -128,6 +158,56 @@ def _cleaning_part(cleaning: Mapping[str, int]) -> RenderableType:
     table.add_column("jobs", justify="right", no_wrap=True)
     for reason, count in shown:
         table.add_row(reason, _count(count))
+    return table
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.1f} %"
+
+
+def _short(seconds: float) -> str:
+    """A duration in a narrow column: ``5h 29m``, ``0s``."""
+    return format_duration(seconds)
+
+
+def queues_table(queues: pd.DataFrame) -> Table:
+    """The wait figures per queue (:func:`~queuesim.results.breakdown.by_queue`), the whole
+    run last."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left")
+    table.title = "wait per queue"
+    columns = ("queue", "jobs", "AWWT", "mean", "median", "p90", "p99", "max", ">1h", ">24h")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "queue" else "right", no_wrap=True)
+    for name, row in queues.iterrows():
+        durations = (row[c] for c in ("awwt", "mean_wait", "median_wait", "p90_wait"))
+        table.add_row(
+            str(name),
+            _count(int(row["jobs"])),
+            *(_short(d) for d in durations),
+            _short(row["p99_wait"]),
+            _short(row["max_wait"]),
+            _percent(row["waited_over_1h"]),
+            _percent(row["waited_over_24h"]),
+        )
+    return table
+
+
+def users_table(users: pd.DataFrame, top: int) -> Table:
+    """The ``top`` users by NUWT (waited most per CPU-second consumed) and their waits."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left")
+    table.title = f"the {min(top, len(users))} users who waited most per CPU-second (NUWT)"
+    for column in ("user", "jobs", "NUWT", "mean wait", "p90", "max", ">24h"):
+        table.add_column(column, justify="left" if column == "user" else "right", no_wrap=True)
+    for user, row in users.sort_values("nuwt", ascending=False, kind="stable").head(top).iterrows():
+        table.add_row(
+            str(user),
+            _count(int(row["jobs"])),
+            sig3(row["nuwt"]),
+            _short(row["mean_wait"]),
+            _short(row["p90_wait"]),
+            _short(row["max_wait"]),
+            _percent(row["waited_over_24h"]),
+        )
     return table
 
 
