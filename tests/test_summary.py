@@ -29,6 +29,12 @@ METRICS = Metrics(
     makespan=15_552_000.0,  # 180 days
     first_submit=0.0,
     last_end=15_552_000.0,
+    median_wait=600.0,  # 10m
+    p90_wait=21_600.0,  # 6h
+    p99_wait=172_800.0,  # 2d
+    max_wait=1_209_600.0,  # 14d
+    waited_over_1h=0.25,
+    waited_over_24h=0.02,
 )
 
 FACTS = {
@@ -170,6 +176,12 @@ def test_small_values_are_readable() -> None:
         makespan=2.5,
         first_submit=0.0,
         last_end=2.5,
+        median_wait=0.0,
+        p90_wait=0.0,
+        p99_wait=0.0,
+        max_wait=0.0,
+        waited_over_1h=0.0,
+        waited_over_24h=0.0,
     )
     text = render(metrics=tiny)
     assert "100.0 %" in text
