@@ -76,15 +76,32 @@ def test_an_existing_file_wins_over_a_bundled_one_of_the_same_name(
     assert load_site("kth-sp2").name == "mine"
 
 
-def test_a_path_with_a_folder_is_never_looked_up_among_the_bundled_files(
+def test_a_path_written_from_the_repositorys_root_is_found_from_any_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """site-configs/kth-sp2.yaml that does not exist here is an error, not a guess."""
+    """The README's commands name site-configs/... and workloads/...: they work anywhere."""
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ConfigError, match=r"^site-configs/kth-sp2.yaml: no such site file$"):
-        load_site("site-configs/kth-sp2.yaml")
+    assert load_site("site-configs/kth-sp2.yaml") == load_site(
+        REPO / "site-configs" / "kth-sp2.yaml"
+    )
+    by_path = load_site(
+        "site-configs/metacentrum-historic.yaml",
+        clusters="site-configs/clusters/cerit-wagap-clusters.yaml",
+    )
+    assert by_path == load_site("metacentrum-historic", clusters="cerit-wagap-clusters")
+    assert len(read_trace("workloads/kth-sp2-sample.swf").jobs) == 2000
+
+
+def test_any_other_missing_path_is_an_error_not_a_guess(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"^configs/kth-sp2.yaml: no such site file$"):
+        load_site("configs/kth-sp2.yaml")
+    with pytest.raises(ConfigError, match=r"^site-configs/kth-sp3.yaml: no such site file$"):
+        load_site("site-configs/kth-sp3.yaml")
     with pytest.raises(WorkloadError, match="no such workload file"):
-        read_trace("workloads/kth-sp2-sample.swf")
+        read_trace("traces/kth-sp2-sample.swf")
 
 
 def test_an_unknown_name_lists_the_bundled_sites(
