@@ -165,6 +165,11 @@ def _percent(share: float) -> str:
     return f"{100 * share:.1f} %"
 
 
+def _share(share: float) -> str:
+    """A share in a narrow column: ``12.5%``."""
+    return f"{100 * share:.1f}%"
+
+
 def _short(seconds: float) -> str:
     """A duration in a narrow column: ``5h 29m``, ``0s``."""
     return format_duration(seconds)
@@ -175,19 +180,17 @@ def queues_table(queues: pd.DataFrame) -> Table:
     run last."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left")
     table.title = "wait per queue"
-    columns = ("queue", "jobs", "AWWT", "mean", "median", "p90", "p99", "max", ">1h", ">24h")
+    columns = ("queue", "jobs", "AWWT", "median", "p90", "p99", "max", ">1h", ">24h")
     for column in columns:
         table.add_column(column, justify="left" if column == "queue" else "right", no_wrap=True)
+    waits = ("awwt", "median_wait", "p90_wait", "p99_wait", "max_wait")
     for name, row in queues.iterrows():
-        durations = (row[c] for c in ("awwt", "mean_wait", "median_wait", "p90_wait"))
         table.add_row(
             str(name),
             _count(int(row["jobs"])),
-            *(_short(d) for d in durations),
-            _short(row["p99_wait"]),
-            _short(row["max_wait"]),
-            _percent(row["waited_over_1h"]),
-            _percent(row["waited_over_24h"]),
+            *(_short(row[c]) for c in waits),
+            _share(row["waited_over_1h"]),
+            _share(row["waited_over_24h"]),
         )
     return table
 
@@ -206,7 +209,7 @@ def users_table(users: pd.DataFrame, top: int) -> Table:
             _short(row["mean_wait"]),
             _short(row["p90_wait"]),
             _short(row["max_wait"]),
-            _percent(row["waited_over_24h"]),
+            _share(row["waited_over_24h"]),
         )
     return table
 
