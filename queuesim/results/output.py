@@ -11,8 +11,8 @@ bytes (no timestamps, no wall-clock figures, sorted keys where order is not mean
   ``bounded_slowdown_tau``, ``anuwt``, ``nuwt_dev``, ``utilization``, ``makespan``, ``jobs``,
   ``completed``, ``killed``, ...), all times in seconds;
 * ``queues``: per queue that ran jobs (in the site's order), then ``(all)``, the wait
-  figures of :mod:`queuesim.results.breakdown` - also written as ``queues.csv``; the same
-  per user, with NUWT, is ``users.csv``;
+  figures of :mod:`queuesim.results.breakdown` - also written as ``queues.csv``; ``users``:
+  the same per user, with NUWT - also ``users.csv``;
 * ``rejected``: jobs the site could not run (also counted under ``cleaning``);
 * ``cleaning``: count per cleaning reason (see :mod:`queuesim.core.workload`);
 * at the top level too, the values of every other metric family of
@@ -80,19 +80,21 @@ def metrics_document(
     metrics: Metrics,
     extras: Mapping[str, Any] | None = None,
     queues: pd.DataFrame | None = None,
+    users: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The content of ``metrics.json``: the base ``metrics`` and the ``extras`` of
-    :func:`~queuesim.results.registry.extra_metrics`, the figures per queue
-    (:func:`~queuesim.results.breakdown.by_queue`), then the run's facts."""
+    :func:`~queuesim.results.registry.extra_metrics`, the figures per queue and per user
+    (:mod:`~queuesim.results.breakdown`), then the run's facts."""
     cleaning = result.workload.cleaning
     header = result.workload.header
     document: dict[str, Any] = {k: _json_value(v) for k, v in metrics.as_dict().items()}
     document.update({k: _json_value(v) for k, v in file_values(extras or {}).items()})
-    if queues is not None:
-        document["queues"] = {
-            str(name): {k: _json_value(v) for k, v in row.items()}
-            for name, row in queues.to_dict(orient="index").items()
-        }
+    for key, frame in (("queues", queues), ("users", users)):
+        if frame is not None:
+            document[key] = {
+                str(name): {k: _json_value(v) for k, v in row.items()}
+                for name, row in frame.to_dict(orient="index").items()
+            }
     document["rejected"] = cleaning.rejected
     document["cleaning"] = dict(cleaning.counts)
     document["counters"] = dict(sorted(result.counters.items()))
@@ -117,8 +119,9 @@ def write_metrics(
     metrics: Metrics,
     extras: Mapping[str, Any] | None = None,
     queues: pd.DataFrame | None = None,
+    users: pd.DataFrame | None = None,
 ) -> None:
-    document = metrics_document(result, metrics, extras, queues)
+    document = metrics_document(result, metrics, extras, queues, users)
     text = json.dumps(document, indent=2, allow_nan=False)
     atomic_write_text(path, text + "\n")
 
@@ -210,7 +213,7 @@ def write_run(
         out / "users.csv",
     ]
     queues, users = breakdowns(result, metrics)
-    write_metrics(files[0], result, metrics, extras, queues)
+    write_metrics(files[0], result, metrics, extras, queues, users)
     if jobs_format == "parquet":
         write_jobs_parquet(files[1], result.jobs)
     else:
