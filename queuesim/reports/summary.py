@@ -14,7 +14,7 @@ grasp them and compare them exactly with another run.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -76,29 +76,9 @@ def summary_renderable(
     )
 
 
-def print_summary(
-    console: Console,
-    *,
-    title: str,
-    metrics: Metrics,
-    cleaning: Mapping[str, int],
-    facts: Mapping[str, str],
-    queues: pd.DataFrame | None = None,
-    users: pd.DataFrame | None = None,
-    top: int = 5,
-) -> None:
-    """Print :func:`summary_renderable` of the same arguments on ``console``."""
-    console.print(
-        summary_renderable(
-            title=title,
-            metrics=metrics,
-            cleaning=cleaning,
-            facts=facts,
-            queues=queues,
-            users=users,
-            top=top,
-        )
-    )
+def print_summary(console: Console, **parts: Any) -> None:
+    """Print :func:`summary_renderable` of ``parts`` (its keyword arguments) on ``console``."""
+    console.print(summary_renderable(**parts))
 
 
 def _spaced(parts: list[RenderableType]) -> list[RenderableType]:
@@ -175,43 +155,60 @@ def _short(seconds: float) -> str:
     return format_duration(seconds)
 
 
+def _jobs(n: float) -> str:
+    return f"{int(n):,}"
+
+
+#: what the per-queue and per-user tables show: heading, column, how it is written
+_QUEUE_COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    ("jobs", "jobs", _jobs),
+    ("AWWT", "awwt", _short),
+    ("median", "median_wait", _short),
+    ("p90", "p90_wait", _short),
+    ("p99", "p99_wait", _short),
+    ("max", "max_wait", _short),
+    (">1h", "waited_over_1h", _share),
+    (">24h", "waited_over_24h", _share),
+)
+_USER_COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    ("jobs", "jobs", _jobs),
+    ("NUWT", "nuwt", lambda x: sig3(x)),  # sig3 is defined below
+    ("mean wait", "mean_wait", _short),
+    ("p90", "p90_wait", _short),
+    ("max", "max_wait", _short),
+    (">24h", "waited_over_24h", _share),
+)
+
+
+def _figures_table(
+    title: str,
+    first: str,
+    rows: pd.DataFrame,
+    shown: Sequence[tuple[str, str, Callable[[Any], str]]],
+) -> Table:
+    """A narrow table of ``rows`` (labelled by their index, headed ``first``) and the
+    ``shown`` columns."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left")
+    table.title = title
+    table.add_column(first, no_wrap=True)
+    for heading, _, _ in shown:
+        table.add_column(heading, justify="right", no_wrap=True)
+    for name, row in rows.iterrows():
+        table.add_row(str(name), *(write(row[column]) for _, column, write in shown))
+    return table
+
+
 def queues_table(queues: pd.DataFrame) -> Table:
     """The wait figures per queue (:func:`~queuesim.results.breakdown.by_queue`), the whole
     run last."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left")
-    table.title = "wait per queue"
-    columns = ("queue", "jobs", "AWWT", "median", "p90", "p99", "max", ">1h", ">24h")
-    for column in columns:
-        table.add_column(column, justify="left" if column == "queue" else "right", no_wrap=True)
-    waits = ("awwt", "median_wait", "p90_wait", "p99_wait", "max_wait")
-    for name, row in queues.iterrows():
-        table.add_row(
-            str(name),
-            _count(int(row["jobs"])),
-            *(_short(row[c]) for c in waits),
-            _share(row["waited_over_1h"]),
-            _share(row["waited_over_24h"]),
-        )
-    return table
+    return _figures_table("wait per queue", "queue", queues, _QUEUE_COLUMNS)
 
 
 def users_table(users: pd.DataFrame, top: int) -> Table:
     """The ``top`` users by NUWT (waited most per CPU-second consumed) and their waits."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left")
-    table.title = f"the {min(top, len(users))} users who waited most per CPU-second (NUWT)"
-    for column in ("user", "jobs", "NUWT", "mean wait", "p90", "max", ">24h"):
-        table.add_column(column, justify="left" if column == "user" else "right", no_wrap=True)
-    for user, row in users.sort_values("nuwt", ascending=False, kind="stable").head(top).iterrows():
-        table.add_row(
-            str(user),
-            _count(int(row["jobs"])),
-            sig3(row["nuwt"]),
-            _short(row["mean_wait"]),
-            _short(row["p90_wait"]),
-            _short(row["max_wait"]),
-            _share(row["waited_over_24h"]),
-        )
-    return table
+    worst = users.sort_values("nuwt", ascending=False, kind="stable").head(top)
+    title = f"the {len(worst)} users who waited most per CPU-second (NUWT)"
+    return _figures_table(title, "user", worst, _USER_COLUMNS)
 
 
 def _count(n: int) -> str:

@@ -24,7 +24,7 @@ from queuesim.common.errors import QueuesimError
 from queuesim.core.result import Result
 from queuesim.results.breakdown import ALL, by_queue
 from queuesim.results.heatmap import BinSpec, WaitGrid, shared_grids
-from queuesim.results.metrics import Metrics, compute_metrics
+from queuesim.results.metrics import WAIT_FIGURES, Metrics, compute_metrics
 
 __all__ = [
     "LOWER_IS_BETTER",
@@ -132,32 +132,17 @@ class Comparison:
         return shared_grids(self.results, bin)
 
 
-#: the per-queue figures compared side by side (keys of :data:`~.metrics.WAIT_FIGURES`)
-QUEUE_COLUMNS = (
-    "jobs",
-    "awwt",
-    "mean_wait",
-    "median_wait",
-    "p90_wait",
-    "p99_wait",
-    "max_wait",
-    "mean_bounded_slowdown",
-    "waited_over_1h",
-    "waited_over_24h",
-)
-
-
 def per_queue(results: Mapping[str, Result], baseline: str, *, tau: float = 10.0) -> pd.DataFrame:
     """One row per (queue, setup) - queues in the baseline site's order, then the other
     setups' own, then ``(all)``; setups in the comparison's order - with the figures of
-    :data:`QUEUE_COLUMNS` and, for each, ``<figure>_change``: the setup's value less the
+    :data:`~.metrics.WAIT_FIGURES` and, for each, ``<figure>_change``: the setup's value less the
     baseline's on the same queue (NaN where the baseline has no job in that queue)."""
     names: list[str] = []
     for result in (results[baseline], *results.values()):
         names += [q.name for q in result.site.queues if q.name not in names]
     frames = []
     for setup, result in results.items():
-        frame = by_queue(result.jobs, names, tau=tau).loc[:, list(QUEUE_COLUMNS)]
+        frame = by_queue(result.jobs, names, tau=tau)
         frames.append(frame.assign(setup=setup).set_index("setup", append=True))
     table = pd.concat(frames)
     order = [*[n for n in names if n in table.index.get_level_values(0)], ALL]
@@ -166,7 +151,7 @@ def per_queue(results: Mapping[str, Result], baseline: str, *, tau: float = 10.0
     ).dropna(subset=["jobs"])
     table["jobs"] = table["jobs"].astype(np.int64)
     base = table.xs(baseline, level="setup")
-    for column in QUEUE_COLUMNS:
+    for column in WAIT_FIGURES:
         reference = base[column].reindex(table.index.get_level_values("queue")).to_numpy()
         table[f"{column}_change"] = table[column].to_numpy(dtype=np.float64) - reference
     return table

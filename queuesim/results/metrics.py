@@ -32,7 +32,7 @@ Sources of the definitions:
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -158,17 +158,12 @@ def compute_metrics(jobs: pd.DataFrame, *, total_cpus: int, tau: float = 10.0) -
     completed = int((status == "completed").sum())
     killed = int((status == "killed").sum())
 
+    waits: dict[str, Any] = {k: v for k, v in figures.items() if k != "jobs"}
     return Metrics(
         jobs=len(jobs),
         completed=completed,
         killed=killed,
         users=len(nuwt),
-        mean_wait=figures["mean_wait"],
-        awwt=figures["awwt"],
-        awrt=figures["awrt"],
-        awsd=figures["awsd"],
-        mean_bounded_slowdown=figures["mean_bounded_slowdown"],
-        max_bounded_slowdown=figures["max_bounded_slowdown"],
         bounded_slowdown_tau=float(tau),
         anuwt=float(nuwt.mean()),
         nuwt_dev=float(nuwt.std(ddof=0)),
@@ -176,12 +171,7 @@ def compute_metrics(jobs: pd.DataFrame, *, total_cpus: int, tau: float = 10.0) -
         makespan=makespan,
         first_submit=first_submit,
         last_end=last_end,
-        median_wait=figures["median_wait"],
-        p90_wait=figures["p90_wait"],
-        p99_wait=figures["p99_wait"],
-        max_wait=figures["max_wait"],
-        waited_over_1h=figures["waited_over_1h"],
-        waited_over_24h=figures["waited_over_24h"],
+        **waits,
     )
 
 
