@@ -34,6 +34,7 @@ def backfill_pass(
     promise_plans: dict[int, np.ndarray] | None = None,
     compress: bool = True,
     greedy: bool = False,
+    reserve_limited: bool = False,
 ) -> bool:
     """One scheduling pass of the shared backfill loop.
 
@@ -44,18 +45,24 @@ def backfill_pass(
     number), so the promise can be checked against the start it finally got. Without
     ``compress`` the promises are kept where they are (for when nothing ended since they
     were made). With ``greedy`` a reservation blocks every node that could serve its job
-    until it starts (see :func:`~queuesim.core.planning.plan_pass`). Queue limits are checked for
+    until it starts (see :func:`~queuesim.core.planning.plan_pass`); with ``reserve_limited`` a
+    job a queue limit holds back may hold a reservation too. Queue limits are checked for
     every start, and the jobs they held back are recorded with the run. Returns whether
     the pass planned at all.
     """
-    order = ctx.within_limits(ctx.waiting())
+    # jobs already at a limit are set aside (and recorded) at once, unless they may reserve
+    order = ctx.waiting() if reserve_limited else ctx.within_limits(ctx.waiting())
     if order.size == 0:
         return False
     free = ctx.free_cpus
     if not backfill and free < ctx.cpus[order[0]]:
         return False  # without backfilling nothing starts before the first job
-    if free < ctx.cpus[order].min():
-        return False  # nothing can start now; reservations are re-planned at the next pass
+    if promises is None and free < ctx.cpus[order].min():
+        # nothing can start now, and no reservation is carried to later passes (EASY,
+        # FCFS): the next pass plans the head's reservation afresh. Conservative
+        # backfilling plans at every pass: a job arriving now is given its reservation
+        # now, before later arrivals, and compression happens when a job ends.
+        return False
     cluster = ctx.cluster
     known_plans = np.zeros((order.size, cluster.pools), dtype=np.int64)
     if promise_plans:
@@ -68,7 +75,7 @@ def backfill_pass(
         ctx.job_arrays(),
         ctx.limit_state(),
         order,
-        PassRules(depth, backfill, greedy, compress),
+        PassRules(depth, backfill, greedy, compress, reserve_limited),
         Promises(
             promises[order] if promises is not None else np.full(order.size, np.inf),
             known_plans,
@@ -175,6 +182,10 @@ class Scan:
     name: str = field(default="scan", init=False)
     anti_starvation: str = AntiStarvation.OPTIMIZED.value
     reserved_jobs: int = 1
+    #: a job held back by a queue limit also gets a reservation, from when its user's or
+    #: queue's running jobs are expected to free enough (paper 004 reserves for starving
+    #: jobs whatever keeps them waiting); false: such a job is passed over
+    reserve_when_limited: bool = True
 
     def __post_init__(self) -> None:
         modes = [m.value for m in AntiStarvation]
@@ -187,4 +198,10 @@ class Scan:
 
     def schedule(self, ctx: Context) -> None:
         greedy = self.anti_starvation == AntiStarvation.GREEDY.value
-        backfill_pass(ctx, depth=self.reserved_jobs, backfill=True, greedy=greedy)
+        backfill_pass(
+            ctx,
+            depth=self.reserved_jobs,
+            backfill=True,
+            greedy=greedy,
+            reserve_limited=self.reserve_when_limited,
+        )

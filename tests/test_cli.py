@@ -1,6 +1,6 @@
 """End to end through the command line: ``queuesim.cli.main([...])`` and the console script.
 
-The README's demo must run and write its four files; the same run twice must give the same
+The README's demo must run and write its files; the same run twice must give the same
 bytes; bad input must give one clear message on stderr and a non-zero exit, never a
 traceback; and on a real trace the schedule in jobs.csv must be feasible.
 """
@@ -26,7 +26,14 @@ REPO = Path(__file__).resolve().parents[1]
 KTH_SITE = REPO / "site-configs" / "kth-sp2.yaml"
 KTH_SAMPLE = REPO / "workloads" / "kth-sp2-sample.swf"
 SHIPPED_SITES = sorted((REPO / "site-configs").glob("*.yaml"))
-OUT_FILES = ("metrics.json", "jobs.csv", "schedule.swf", "cleaning.csv")
+OUT_FILES = (
+    "metrics.json",
+    "jobs.csv",
+    "schedule.swf",
+    "cleaning.csv",
+    "queues.csv",
+    "users.csv",
+)
 METRIC_KEYS = (
     "mean_wait",
     "awwt",
@@ -78,7 +85,7 @@ def write_trace(tmp_path: Path, lines: list[str]) -> Path:
 # --- the README's demo -----------------------------------------------------------------------
 
 
-def test_readme_demo_exits_0_prints_the_summary_and_writes_four_files(
+def test_readme_demo_exits_0_prints_the_summary_and_writes_its_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_dir = tmp_path / "out"

@@ -141,6 +141,37 @@ def test_conservative_compresses_reservations_when_a_job_ends_early():
     assert run.status == {1: "completed", 2: "completed", 3: "completed"}
 
 
+def test_conservative_reserves_for_a_job_that_arrives_while_nothing_can_start():
+    """Conservative backfilling gives every job its reservation when it arrives, even at an
+    instant when no job can start (issue 14: a pass that started nothing used to plan
+    nothing, so C and D got their first reservations only when A and B ended, and C,
+    planned first then, jumped ahead of D's slot: C at 5, D at 8)."""
+    # t=4: C (3 CPUs, requests 9 s) and D (2 CPUs, requests 3 s) arrive; A (requested until
+    #      11) and B (until 6) hold all 4 CPUs, so nothing can start. Planned now:
+    #      C at 11 (3 CPUs for 9 s only once A is gone), D at 6 in the 2 CPUs B frees.
+    # t=5: A and B both end early. Compression, in priority order: C cannot move before
+    #      D's slot ends (6..9 leaves 2 CPUs) -> 9; D then moves to now -> starts at 5.
+    # t=6: E (1 CPU, 2 s) fits beside D and before C -> starts at once.
+    # t=7: D ends early (requested 3 s, ran 2): C moves to 7 and starts.
+    #
+    #   t     0123456789
+    #   cpu   .AAAADDCCC
+    #   cpu   .AAAADDCCC
+    #   cpu   ...BB.EE..
+    #   cpu   ...BB..CCC
+    jobs = [
+        J(1, 1, 4, 2, requested=10),
+        J(2, 3, 2, 2, requested=3),
+        J(3, 4, 3, 3, requested=9),
+        J(4, 4, 2, 2, requested=3),
+        J(5, 6, 2, 1, requested=2),
+    ]
+    run = run_jobs(jobs, FOUR_CPUS, "conservative", {"record_reservations": True})
+    assert run.reservations() == {3: 11, 4: 6}  # given at t=4, when nothing could start
+    assert run.starts == {1: 1, 2: 3, 3: 7, 4: 5, 5: 6}
+    assert run.ends == {1: 5, 2: 5, 3: 10, 4: 7, 5: 8}
+
+
 def test_conservative_compression_never_delays_a_reservation():
     """DESIGN.md: "conservative reservations never delayed"; compression may only move
     reservations forward. 5 CPUs, requested-time estimates.

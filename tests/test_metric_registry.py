@@ -31,7 +31,7 @@ from queuesim.results.registry import (
 SITE = make_site(((2, 4),), estimate="exact", kill_at_walltime=False)
 JOBS = [J(1, 0, 100, 4), J(2, 10, 50, 8), J(3, 20, 30, 2)]
 #: keys of metrics.json that are the run's facts, not metrics
-FACT_KEYS = {"rejected", "cleaning", "counters", "run"}
+FACT_KEYS = {"queues", "users", "rejected", "cleaning", "counters", "run"}
 
 
 def run(policy: str, annotated: bool) -> Result:
@@ -87,6 +87,9 @@ def test_every_metric_written_to_metrics_json_is_registered(tmp_path: Path) -> N
     document = json.loads((tmp_path / "metrics.json").read_text())
     for key in set(document) - FACT_KEYS:
         assert definition(key).in_files, key
+    assert list(document["queues"]) == ["default", "(all)"]  # per queue, then the whole run
+    assert document["users"]["1"]["jobs"] == len(JOBS)  # per user, with NUWT
+    assert "nuwt" in document["users"]["1"]
     # a wall-clock value never reaches a file: the same run writes the same bytes
     assert "bound_seconds" in extras and "bound_seconds" not in document
 

@@ -22,7 +22,14 @@ from queuesim.studies.simulate import metrics_of, simulate
 REPO = Path(__file__).resolve().parents[1]
 KTH_SITE = REPO / "site-configs" / "kth-sp2.yaml"
 KTH_SAMPLE = REPO / "workloads" / "kth-sp2-sample.swf"
-OUT_FILES = ["cleaning.csv", "jobs.csv", "metrics.json", "schedule.swf"]
+OUT_FILES = [
+    "cleaning.csv",
+    "jobs.csv",
+    "metrics.json",
+    "queues.csv",
+    "schedule.swf",
+    "users.csv",
+]
 
 METRICS_KEY_ORDER = [
     "jobs",
@@ -42,6 +49,12 @@ METRICS_KEY_ORDER = [
     "makespan",
     "first_submit",
     "last_end",
+    "median_wait",
+    "p90_wait",
+    "p99_wait",
+    "max_wait",
+    "waited_over_1h",
+    "waited_over_24h",
     "rejected",
     "cleaning",
     "counters",

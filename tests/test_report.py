@@ -50,11 +50,19 @@ TOP_FILES = [
     "metrics.csv",
     "against-baseline.csv",
     "losers.csv",
+    "queues.csv",
     "heatmap.png",
     "heatmap.svg",
     "heatmap.csv",
 ]
-RUN_FILES = ["metrics.json", "jobs.csv", "schedule.swf", "cleaning.csv"]
+RUN_FILES = [
+    "metrics.json",
+    "jobs.csv",
+    "schedule.swf",
+    "cleaning.csv",
+    "queues.csv",
+    "users.csv",
+]
 
 # --- a hand-made comparison ------------------------------------------------------------------
 

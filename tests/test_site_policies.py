@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from builders import J, Run, make_workload, run_jobs, simulate
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from queuesim.common.errors import ConfigError, PolicyViolation, WorkloadError
@@ -609,3 +609,95 @@ def test_compare_clusters_option_runs_every_setup_on_the_other_machine(tmp_path:
     comp = compare(setups_for([site_file], clusters=tmp_path / "big.yaml"), trace, workers=1)
     assert comp.results["s"].site.total_cpus == 16
     assert comp.sources == {"s": "s.yaml"}
+
+
+# ------------------------------------------------------- reservations for limited jobs
+
+
+def limited_reservation_site(reserve: bool) -> Site:
+    # one node of 4 CPUs; one running job per user
+    return site_with(
+        [{"name": "q", "max_running_per_user": 1}],
+        clusters=[{"name": "c", "nodes": 1, "cpus_per_node": 4}],
+        scheduler={"policy": "scan", "params": {"reserve_when_limited": reserve}},
+    )
+
+
+LIMITED_JOBS = [
+    J(1, 0, 100, 2, user=1),  # A: user 1's running job, until 100
+    J(2, 1, 10, 4, user=1),  # B: user 1's second job, held by the limit until A ends
+    J(3, 3, 150, 2, user=3),  # D: fits now, but would hold 2 CPUs until 153
+]
+
+
+def test_a_job_held_by_a_limit_reserves_from_when_the_limit_lets_it_run() -> None:
+    """Paper 004 reserves for the first starving jobs whatever keeps them waiting: B is
+    reserved for 100 (A's end frees both the limit and the CPUs), so D, which would still
+    hold 2 of B's 4 CPUs then, does not backfill and runs after B."""
+    site = limited_reservation_site(True)
+    run = simulate(site, make_workload(LIMITED_JOBS, site), "scan", dict(site.scheduler.params))
+    assert run.starts == {1: 0.0, 2: 100.0, 3: 110.0}
+
+
+def test_without_reserve_when_limited_a_held_job_is_passed_over() -> None:
+    """The previous behaviour, kept as an option: B holds no reservation while the limit
+    holds it, D backfills at once, and B waits for D as well."""
+    site = limited_reservation_site(False)
+    run = simulate(site, make_workload(LIMITED_JOBS, site), "scan", dict(site.scheduler.params))
+    assert run.starts == {1: 0.0, 2: 153.0, 3: 3.0}
+
+
+def limit_allows(
+    job: int, at: float, counted: list[tuple[int, float]], jobs: Any, limits: Any
+) -> bool:
+    """Whether the queue limits let ``job`` run at ``at`` beside the ``counted`` jobs
+    (job, estimated end) that still run then."""
+    q, u = jobs.queue[job], limits.user[job]
+    still = [j for j, end in counted if end > at and jobs.queue[j] == q]
+    mine = [j for j in still if limits.user[j] == u]
+    return (
+        len(mine) + 1 <= limits.user_jobs_cap[q]
+        and sum(jobs.cpus[j] for j in mine) + jobs.cpus[job] <= limits.user_cpus_cap[q]
+        and sum(jobs.cpus[j] for j in still) + jobs.cpus[job] <= limits.queue_pool[q]
+    )
+
+
+@PROPERTY
+@given(limited_cases(), st.integers(1, 3))
+def test_a_limited_job_is_never_reserved_where_its_limit_still_forbids_it(
+    case: tuple[Site, list[J], str, dict[str, Any]], depth: int
+) -> None:
+    """At every pass of the scan, a job a limit holds back when its turn comes is reserved
+    no earlier than the limit lets it run, given the estimated ends of the jobs running
+    and of those the pass started before it."""
+    import queuesim.policies.backfill as backfill
+
+    site, jobs, _, _ = case
+    try:
+        workload = prepare(
+            __import__("builders").make_trace(jobs), site, CleaningOptions(reject_unrunnable=True)
+        )
+    except WorkloadError:
+        return
+    checked = []
+    real = backfill.plan_pass
+
+    def checking(state: Any, arrays: Any, limits: Any, waiting: Any, rules: Any, promises: Any):  # type: ignore[no-untyped-def]
+        starts, plans, held_by = real(state, arrays, limits, waiting, rules, promises)
+        counted = [(int(j), float(e)) for j, e in zip(state.run_jobs, state.run_ends, strict=True)]
+        for k, job in enumerate(waiting.tolist()):
+            held_at_its_turn = not limit_allows(job, state.now, counted, arrays, limits)
+            if held_at_its_turn and state.now < starts[k] < np.inf:
+                assert limit_allows(job, starts[k], counted, arrays, limits), (job, starts[k])
+                checked.append(job)
+            if starts[k] == state.now:
+                counted.append((job, state.now + arrays.estimate[job]))
+        return starts, plans, held_by
+
+    params = {"anti_starvation": "optimized", "reserved_jobs": depth, "reserve_when_limited": True}
+    backfill.plan_pass = checking
+    try:
+        simulate(site, workload, "scan", params)
+    finally:
+        backfill.plan_pass = real
+    event(f"limited jobs reserved: {min(len(checked), 3)}{'+' if len(checked) >= 3 else ''}")

@@ -29,6 +29,12 @@ METRICS = Metrics(
     makespan=15_552_000.0,  # 180 days
     first_submit=0.0,
     last_end=15_552_000.0,
+    median_wait=600.0,  # 10m
+    p90_wait=21_600.0,  # 6h
+    p99_wait=172_800.0,  # 2d
+    max_wait=1_209_600.0,  # 14d
+    waited_over_1h=0.25,
+    waited_over_24h=0.02,
 )
 
 FACTS = {
@@ -170,8 +176,73 @@ def test_small_values_are_readable() -> None:
         makespan=2.5,
         first_submit=0.0,
         last_end=2.5,
+        median_wait=0.0,
+        p90_wait=0.0,
+        p99_wait=0.0,
+        max_wait=0.0,
+        waited_over_1h=0.0,
+        waited_over_24h=0.0,
     )
     text = render(metrics=tiny)
     assert "100.0 %" in text
     assert "2.5 s" in text
     assert "0 s" in text
+
+
+def test_the_summary_shows_each_queue_and_the_users_who_waited_most() -> None:
+    """Issue 14: per queue, the tail of the wait (percentiles, long waits) next to the
+    means; the top users by NUWT. One queue alone is the whole run: no table then."""
+    import pandas as pd
+
+    queues = pd.DataFrame(
+        {
+            "jobs": [10, 30, 40],
+            "awwt": [60.0, 7200.0, 5000.0],
+            "mean_wait": [30.0, 3600.0, 2700.0],
+            "median_wait": [0.0, 1800.0, 900.0],
+            "p90_wait": [120.0, 36_000.0, 30_000.0],
+            "p99_wait": [300.0, 90_000.0, 86_000.0],
+            "max_wait": [310.0, 100_000.0, 100_000.0],
+            "waited_over_1h": [0.0, 0.5, 0.375],
+            "waited_over_24h": [0.0, 0.1, 0.075],
+        },
+        index=pd.Index(["short", "long", "(all)"], name="queue"),
+    )
+    users = pd.DataFrame(
+        {
+            "jobs": [5, 7, 9],
+            "nuwt": [0.5, 3.0, 1.0],
+            "mean_wait": [10.0, 20.0, 30.0],
+            "p90_wait": [10.0, 20.0, 30.0],
+            "max_wait": [10.0, 20.0, 30.0],
+            "waited_over_24h": [0.0, 0.0, 0.0],
+        },
+        index=pd.Index([11, 22, 33], name="user"),
+    )
+    console = Console(width=80, record=True, color_system=None)
+    print_summary(
+        console,
+        title="t",
+        metrics=METRICS,
+        cleaning=CLEANING,
+        facts=FACTS,
+        queues=queues,
+        users=users,
+        top=2,
+    )
+    text = console.export_text()
+    assert "wait per queue" in text
+    long_row = next(line for line in text.splitlines() if "│  long" in line)
+    assert "1d 3h" in long_row and "50.0%" in long_row and "10.0%" in long_row
+    assert "the 2 users who waited most per CPU-second (NUWT)" in text
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if "│  22 " in line)
+    second = next(i for i, line in enumerate(lines) if "│  33 " in line)
+    assert first < second and not any("│  11 " in line for line in lines)  # top 2 only
+    assert max(len(line) for line in lines) <= 80
+    one_queue = queues.loc[["short", "(all)"]]
+    console = Console(width=80, record=True, color_system=None)
+    print_summary(
+        console, title="t", metrics=METRICS, cleaning=CLEANING, facts=FACTS, queues=one_queue
+    )
+    assert "wait per queue" not in console.export_text()

@@ -200,6 +200,32 @@ def test_missing_walltime_takes_the_queue_limit_when_no_default(tmp_path: Path) 
     assert w.jobs["walltime"].tolist() == [7200.0]
 
 
+def test_a_job_without_requested_walltime_routed_by_its_runtime_is_counted(
+    tmp_path: Path,
+) -> None:
+    """Routing by walltime needs the requested time; without one the job goes where its
+    actual runtime fits, which the run must say (issue 14), job by job."""
+    site = make_site(
+        queues=[
+            {"name": "short", "max_walltime": "1m", "default_walltime": "1m"},
+            {"name": "long", "max_walltime": "1d"},
+        ]
+    )
+    w = load(tmp_path, [job(1, runtime=30, req_time=-1), job(2, runtime=30, req_time=3600)], site)
+    assert w.cleaning.counts["routed_by_runtime"] == 1
+    assert records(w, "routed_by_runtime") == [(1, 2, "routed_by_runtime", "repaired")]
+    queues = dict(zip(w.jobs["job_id"], w.jobs["queue"].astype(str), strict=True))
+    assert queues == {1: "short", 2: "long"}  # the request wins when there is one
+
+
+def test_routing_by_the_traces_queue_needs_no_walltime_and_counts_nothing(
+    tmp_path: Path,
+) -> None:
+    site = make_site(queues=[{"name": "q", "trace_queues": [1]}], routing="trace")
+    w = load(tmp_path, [job(1, req_time=-1, queue=1)], site)
+    assert w.cleaning.counts["routed_by_runtime"] == 0
+
+
 def test_missing_walltime_takes_the_runtime_when_the_queue_has_no_limit(tmp_path: Path) -> None:
     w = load(tmp_path, [job(1, runtime=42, req_time=-1), job(2, req_time=50)])
     assert w.cleaning.counts["walltime_from_runtime"] == 1
@@ -466,7 +492,8 @@ def test_counts_hold_every_reason_and_match_the_records(tmp_path: Path) -> None:
             job(3, runtime=0),  # zero_runtime
             job(4, submit=-1),  # no_submit_time
             job(5, procs=-1, alloc=-1),  # no_cpus
-            job(6, procs=-1, alloc=2, req_time=-1),  # cpus_from_allocated + walltime_from_queue
+            # cpus_from_allocated + walltime_from_queue + routed_by_runtime
+            job(6, procs=-1, alloc=2, req_time=-1),
             job(7, procs=9),  # too_large
             job(8, req_time=7200),  # no_queue
             "garbage",  # malformed_line
@@ -485,11 +512,12 @@ def test_counts_hold_every_reason_and_match_the_records(tmp_path: Path) -> None:
         "no_cpus": 1,
         "cpus_from_allocated": 1,
         "walltime_from_queue": 1,
+        "routed_by_runtime": 1,
         "too_large": 1,
         "no_queue": 1,
     }
     assert len(w.cleaning.records) == sum(counts.values())
-    assert (w.cleaning.dropped, w.cleaning.repaired, w.cleaning.rejected) == (5, 2, 2)
+    assert (w.cleaning.dropped, w.cleaning.repaired, w.cleaning.rejected) == (5, 3, 2)
     assert job_ids(w) == [1, 6]
 
 

@@ -78,6 +78,13 @@ def add_parser(sub: Any) -> None:
         action="store_false",
         help="do not compute the stretch bound (metrics.json then has null for it)",
     )
+    parser.add_argument(
+        "--top",
+        type=int,
+        default=5,
+        metavar="N",
+        help="show the N users who waited most per CPU-second consumed (default 5; 0: none)",
+    )
     add_quiet(parser)
     parser.set_defaults(handler=cmd_run)
 
@@ -120,7 +127,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from queuesim.policies.registry import parse_params
     from queuesim.reports.summary import metric_facts, print_summary
     from queuesim.results.metrics import compute_metrics
-    from queuesim.results.output import write_run
+    from queuesim.results.output import breakdowns, write_run
     from queuesim.results.registry import MetricOptions, extra_metrics
     from queuesim.site.model import load_site
     from queuesim.studies.simulate import simulate
@@ -158,11 +165,15 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         files = write_run(Path(args.out), result, metrics, extras=extras)
         facts["written"] = ", ".join(str(f) for f in files)
     if not args.quiet:
+        queues, users = breakdowns(result, metrics)
         print_summary(
             console,
             title=f"queuesim {site.name} / {result.policy}",
             metrics=metrics,
             cleaning=workload.cleaning.counts,
             facts=facts,
+            queues=queues,
+            users=users,
+            top=args.top,
         )
     return 0

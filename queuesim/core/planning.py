@@ -216,6 +216,42 @@ def _start_due_promises(pl: Planning) -> int:
 
 
 @numba.njit(cache=True)
+def _limits_allow_from(pl: Planning, job: int) -> float:
+    """The earliest time the queue limits let ``job`` start, as its user's and its queue's
+    jobs running now (and those this pass starts) are expected to end; ``NEVER`` if their
+    ends never free enough. Jobs reserved for later are not counted."""
+    _, state, jobs, counts, waiting, plan = pl
+    q, u, c = jobs.queue[job], counts.user[job], jobs.cpus[job]
+    # how many jobs, CPUs of the user's and CPUs of the queue's must end first
+    user_jobs = counts.user_jobs[u, q] + 1 - counts.user_jobs_cap[q]
+    user_cpus = counts.user_cpus[u, q] + c - counts.user_cpus_cap[q]
+    queue_cpus = counts.queue_cpus[q] + c - counts.queue_pool[q]
+    n_run = state.run_jobs.shape[0]
+    ends = np.empty(n_run + waiting.shape[0], dtype=np.float64)
+    others = np.empty(n_run + waiting.shape[0], dtype=np.int64)
+    n = 0
+    for r in range(n_run):
+        if jobs.queue[state.run_jobs[r]] == q:
+            ends[n], others[n] = state.run_ends[r], state.run_jobs[r]
+            n += 1
+    for k in range(waiting.shape[0]):
+        other = waiting[k]
+        if plan.starts[k] == state.now and jobs.queue[other] == q:
+            ends[n], others[n] = state.now + jobs.estimate[other], other
+            n += 1
+    order = np.argsort(ends[:n], kind="mergesort")
+    for r in order:
+        other = others[r]
+        if counts.user[other] == u:
+            user_jobs -= 1
+            user_cpus -= jobs.cpus[other]
+        queue_cpus -= jobs.cpus[other]
+        if user_jobs <= 0 and user_cpus <= 0 and queue_cpus <= 0:
+            return float(ends[r])
+    return NEVER
+
+
+@numba.njit(cache=True)
 def _place_others(pl: Planning, rules: PassRules, reserved: int) -> None:
     """Place the jobs without a booked promise, in priority order: start now, reserve the
     earliest slot (while fewer than ``rules.depth`` jobs hold one), or pass over."""
@@ -226,6 +262,7 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int) -> None:
         job = waiting[k]
         per_cpu = state.job_mem[job]
         mask = jobs.queue_masks[jobs.queue[job]]
+        first = 0
         limit = _held_by(job, jobs.cpus, jobs.queue, counts)
         if limit:
             free = 0
@@ -234,10 +271,15 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int) -> None:
                     free += prof.cpus[0, p]
             if free >= jobs.cpus[job]:
                 plan.held[k] = limit
-            continue
+            if not rules.reserve_limited or reserved >= rules.depth:
+                continue
+            allowed = _limits_allow_from(pl, job)
+            if allowed == NEVER:
+                continue
+            first = _split(prof, allowed)
         now_only = reserved >= rules.depth
         need, ppn, duration = jobs.cpus[job], jobs.ppn[job], jobs.estimate[job]
-        i = _earliest(prof, need, per_cpu, ppn, mask, duration, now_only, plan.room)
+        i = _earliest(prof, need, per_cpu, ppn, mask, duration, now_only, plan.room, first)
         if i < 0 or (i > 0 and not rules.backfill):
             if not rules.backfill:
                 break

@@ -88,6 +88,10 @@ class PassRules(NamedTuple):
     greedy: bool
     #: whether promises move to the earliest slot they fit (room appeared since they were made)
     compress: bool
+    #: whether a job a queue limit holds back may hold a reservation, from the time its
+    #: user's or queue's running jobs are expected to have freed enough (paper 004's
+    #: anti-starvation, whatever keeps the job waiting)
+    reserve_limited: bool = False
 
 
 class Promises(NamedTuple):
@@ -233,13 +237,14 @@ def _earliest(
     duration: float,
     now_only: bool,
     room: np.ndarray,
+    first: int = 0,
 ) -> int:
-    """First step at whose start a job of ``need`` CPUs (``per_cpu`` memory each, ``ppn``
-    on each node or any spread, on the pools of ``mask``) fits for its whole ``duration``
-    (its room per pool left in ``room``); -1 if none, or, with ``now_only``, if it does not
-    fit at step 0."""
+    """First step from step ``first`` at whose start a job of ``need`` CPUs (``per_cpu``
+    memory each, ``ppn`` on each node or any spread, on the pools of ``mask``) fits for its
+    whole ``duration`` (its room per pool left in ``room``); -1 if none, or, with
+    ``now_only``, if it does not fit at step ``first``."""
     times, steps = prof.times, prof.size[0]
-    i = 0
+    i = first
     while i < steps:
         # a window containing a step whose total room is short cannot fit: skip past it
         j = i

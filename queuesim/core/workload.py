@@ -16,6 +16,9 @@ Cleaning rules, in order (the reason keys are those of the run report and metric
 * ``cpus_from_allocated`` - repaired: requested processors missing, allocated used;
 * ``walltime_from_queue`` / ``walltime_from_runtime`` - repaired: requested time missing,
   the queue's default walltime (else its limit) is used, else the runtime;
+* ``routed_by_runtime`` - repaired: requested time missing where the site routes jobs by
+  walltime, so the job went to the queue its actual runtime fits - what no real scheduler
+  can know at submission (e.g. METACENTRUM-2009, which records no requested walltimes);
 * ``memory_missing`` - repaired: memory is modelled but the job gives none; it asks 0;
 * ``no_queue`` - rejected: no queue accepts the job (its walltime, or its shape where the
   queue takes single-node jobs only);
@@ -55,6 +58,7 @@ CLEANING_REASONS = (
     "cpus_from_allocated",
     "walltime_from_queue",
     "walltime_from_runtime",
+    "routed_by_runtime",
     "memory_missing",
     "no_queue",
     "too_large",
@@ -259,6 +263,8 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
     from_runtime = ~has_walltime & ~from_queue & ~no_queue
     rec.add(jobs, from_queue, "walltime_from_queue", "repaired")
     rec.add(jobs, from_runtime, "walltime_from_runtime", "repaired")
+    by_runtime = ~has_walltime & ~no_queue & (site.routing is Routing.WALLTIME)
+    rec.add(jobs, by_runtime, "routed_by_runtime", "repaired")
     walltime = np.where(has_walltime, requested, np.where(from_queue, fallback, runtime))
 
     mem_per_cpu = np.zeros(len(jobs), dtype=np.int64)

@@ -8,6 +8,7 @@
     metrics.csv           Table 1: one row per setup, metrics in seconds / plain ratios
     against-baseline.csv  Table 2: wait changes against the baseline, per setup
     losers.csv            the users who lost the most, per setup
+    queues.csv            wait figures per queue and setup, with changes against the baseline
     heatmap.png / .svg    mean wait per queue and time bin, one panel per setup
     heatmap.csv           the same grid in numbers (blank: no job submitted)
     <setup>/              each setup's run, as ``queuesim run --out`` writes it
@@ -215,6 +216,7 @@ def _write_into(folder: Path, comp: Comparison, spec: BinSpec, command: str | No
         "metrics.csv",
         "against-baseline.csv",
         "losers.csv",
+        "queues.csv",
         "heatmap.png",
         "heatmap.svg",
         "heatmap.csv",
@@ -224,6 +226,7 @@ def _write_into(folder: Path, comp: Comparison, spec: BinSpec, command: str | No
     _write_csv(folder / "metrics.csv", comp.table, index=True)
     _write_csv(folder / "against-baseline.csv", comp.against_baseline, index=True)
     _write_csv(folder / "losers.csv", comp.losers, index=False)
+    _write_csv(folder / "queues.csv", comp.per_queue, index=True)
 
     first = next(iter(comp.results.values()))
     clock = TraceClock.of(first)
@@ -253,6 +256,7 @@ def _write_into(folder: Path, comp: Comparison, spec: BinSpec, command: str | No
         "metrics": {name: m.as_dict() for name, m in comp.metrics.items()},
         "against_baseline": _records(comp.against_baseline),
         "losers": comp.losers.to_dict(orient="records"),
+        "per_queue": comp.per_queue.reset_index().to_dict(orient="records"),
         "cleaning": cleaning_counts(comp),
         "files": files,
     }

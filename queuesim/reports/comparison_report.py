@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from queuesim.common.version import __version__
 from queuesim.reports.document import Block, Bullets, DocTable, Heading, Image, Para
@@ -13,12 +14,15 @@ from queuesim.reports.terminal import format_metric
 from queuesim.results.comparison import METRIC_COLUMNS, Comparison, best_setups
 from queuesim.results.heatmap import WaitGrid
 
+HOUR = 3600.0
+
 #: The second-level headings of report.md, in order (the reports/ example test checks them).
 SECTIONS = (
     "Setups",
     "Performance and fairness",
     "Wait times against the baseline",
     "Users who lost the most",
+    "Wait per queue",
     "Mean wait per queue over time",
     "Data cleaning",
     "Files",
@@ -96,6 +100,32 @@ def _against_block(comp: Comparison) -> DocTable:
         for setup, row in comp.against_baseline.iterrows()
     ]
     return DocTable(["setup"] + [h for h, _, _ in columns], rows, [False] + [True] * len(columns))
+
+
+def _queues_block(comp: Comparison) -> DocTable:
+    """Each queue's figures per setup, a setup's change against the baseline beside each."""
+    header = ["queue", "setup", "jobs", "AWWT", "median", "p90", "p99", "max", "> 24 h"]
+    hours = ("awwt", "median_wait", "p90_wait", "p99_wait", "max_wait")
+    rows = []
+    for record in comp.per_queue.reset_index().to_dict(orient="records"):
+        against = record["setup"] != comp.baseline
+        cells = [_with_change(record, c, HOUR, "{:,.1f}", against) for c in hours]
+        cells.append(_with_change(record, "waited_over_24h", 0.01, "{:.1f} %", against))
+        rows.append([str(record["queue"]), str(record["setup"]), f"{int(record['jobs']):,}"])
+        rows[-1] += cells
+    return DocTable(header, rows, [False, False, True, True, True, True, True, True, True])
+
+
+def _with_change(
+    record: Mapping[Any, Any], column: str, unit: float, fmt: str, against: bool
+) -> str:
+    """``record[column]`` in ``unit`` (hours: 3600), and its change against the baseline in
+    brackets unless it is the baseline's own row or the baseline has no such queue."""
+    value = fmt.format(float(record[column]) / unit)
+    change = float(record[f"{column}_change"])
+    if not against or not math.isfinite(change):
+        return value
+    return f"{value} ({'+' if change >= 0 else '-'}{fmt.format(abs(change) / unit)})"
 
 
 def _losers_block(comp: Comparison) -> DocTable:
@@ -218,18 +248,30 @@ def report_document(
             ),
             _losers_block(comp),
         ]
-    first = next(iter(grids.values()))
     blocks += [
         Heading(2, SECTIONS[4]),
+        Para(
+            "Per queue (and over all queues), each setup's job count, AWWT, median, 90th and "
+            "99th percentile and longest wait, in hours, and the share of jobs that waited "
+            "more than a day; in brackets, the change against the baseline on the same "
+            "queue (hours, percentage points). Percentiles interpolate linearly between the "
+            "two nearest waits (numpy's default). All figures, mean bounded slowdown and "
+            "the share waiting over an hour included, are in `queues.csv`."
+        ),
+        _queues_block(comp),
+    ]
+    first = next(iter(grids.values()))
+    blocks += [
+        Heading(2, SECTIONS[5]),
         Para(_heatmap_words(first)),
         Image("heatmap.png", "Mean wait per queue and time bin, one panel per setup", png),
-        Heading(2, SECTIONS[5]),
+        Heading(2, SECTIONS[6]),
         Para(
             "Jobs each cleaning rule dropped or repaired while reading the trace for each "
             "setup (the job lists are in each setup's `cleaning.csv`)."
         ),
         _cleaning_block(comp),
-        Heading(2, SECTIONS[6]),
+        Heading(2, SECTIONS[7]),
         Bullets([f"`{f}`" for f in files]),
     ]
     return title, blocks

@@ -14,9 +14,10 @@ grasp them and compare them exactly with another run.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import pandas as pd
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
@@ -40,6 +41,9 @@ def summary_renderable(
     metrics: Metrics,
     cleaning: Mapping[str, int],
     facts: Mapping[str, str],
+    queues: pd.DataFrame | None = None,
+    users: pd.DataFrame | None = None,
+    top: int = 5,
 ) -> RenderableType:
     """Build the summary of one run, ready for ``console.print``.
 
@@ -49,11 +53,18 @@ def summary_renderable(
         cleaning: how many jobs each data-cleaning rule dropped or repaired, by reason, in
             the order to show them; reasons with a zero count are left out.
         facts: key/value lines shown first (site, workload, policy, jobs/s ...), in order.
+        queues: the wait figures per queue, shown when the site has more than one queue.
+        users: the wait figures per user; the ``top`` who waited most per CPU-second are
+            shown.
     """
     parts: list[RenderableType] = []
     if facts:
         parts.append(_facts_grid(facts))
     parts.append(_metrics_table(metrics))
+    if queues is not None and len(queues) > 2:  # one queue and the whole run: the same
+        parts.append(queues_table(queues))
+    if users is not None and top > 0:
+        parts.append(users_table(users, top))
     parts.append(_cleaning_part(cleaning))
     return Panel(
         Group(*_spaced(parts)),
@@ -65,16 +76,9 @@ def summary_renderable(
     )
 
 
-def print_summary(
-    console: Console,
-    *,
-    title: str,
-    metrics: Metrics,
-    cleaning: Mapping[str, int],
-    facts: Mapping[str, str],
-) -> None:
-    """Print :func:`summary_renderable` of the same arguments on ``console``."""
-    console.print(summary_renderable(title=title, metrics=metrics, cleaning=cleaning, facts=facts))
+def print_summary(console: Console, **parts: Any) -> None:
+    """Print :func:`summary_renderable` of ``parts`` (its keyword arguments) on ``console``."""
+    console.print(summary_renderable(**parts))
 
 
 def _spaced(parts: list[RenderableType]) -> list[RenderableType]:
@@ -103,6 +107,12 @@ def _metrics_table(m: Metrics) -> Table:
     table.add_row("users", _count(m.users), "", end_section=True)
 
     table.add_row("mean wait", *_duration(m.mean_wait))
+    table.add_row("  median", *_duration(m.median_wait))
+    table.add_row("  90th percentile", *_duration(m.p90_wait))
+    table.add_row("  99th percentile", *_duration(m.p99_wait))
+    table.add_row("  max", *_duration(m.max_wait))
+    table.add_row("  share waiting > 1 h", _percent(m.waited_over_1h), "")
+    table.add_row("  share waiting > 24 h", _percent(m.waited_over_24h), "")
     table.add_row("AWWT (weighted wait)", *_duration(m.awwt))
     table.add_row("AWRT (weighted response)", *_duration(m.awrt), end_section=True)
 
@@ -114,7 +124,7 @@ def _metrics_table(m: Metrics) -> Table:
     table.add_row("ANUWT (mean user NUWT)", sig3(m.anuwt), "")
     table.add_row("NUWT-dev (std over users)", sig3(m.nuwt_dev), "", end_section=True)
 
-    table.add_row("utilization", f"{100 * m.utilization:.1f} %", "")
+    table.add_row("utilization", _percent(m.utilization), "")
     table.add_row("makespan", *_duration(m.makespan))
     return table
 
@@ -129,6 +139,76 @@ def _cleaning_part(cleaning: Mapping[str, int]) -> RenderableType:
     for reason, count in shown:
         table.add_row(reason, _count(count))
     return table
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.1f} %"
+
+
+def _share(share: float) -> str:
+    """A share in a narrow column: ``12.5%``."""
+    return f"{100 * share:.1f}%"
+
+
+def _short(seconds: float) -> str:
+    """A duration in a narrow column: ``5h 29m``, ``0s``."""
+    return format_duration(seconds)
+
+
+def _jobs(n: float) -> str:
+    return f"{int(n):,}"
+
+
+#: what the per-queue and per-user tables show: heading, column, how it is written
+_QUEUE_COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    ("jobs", "jobs", _jobs),
+    ("AWWT", "awwt", _short),
+    ("median", "median_wait", _short),
+    ("p90", "p90_wait", _short),
+    ("p99", "p99_wait", _short),
+    ("max", "max_wait", _short),
+    (">1h", "waited_over_1h", _share),
+    (">24h", "waited_over_24h", _share),
+)
+_USER_COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    ("jobs", "jobs", _jobs),
+    ("NUWT", "nuwt", lambda x: sig3(x)),  # sig3 is defined below
+    ("mean wait", "mean_wait", _short),
+    ("p90", "p90_wait", _short),
+    ("max", "max_wait", _short),
+    (">24h", "waited_over_24h", _share),
+)
+
+
+def _figures_table(
+    title: str,
+    first: str,
+    rows: pd.DataFrame,
+    shown: Sequence[tuple[str, str, Callable[[Any], str]]],
+) -> Table:
+    """A narrow table of ``rows`` (labelled by their index, headed ``first``) and the
+    ``shown`` columns."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left")
+    table.title = title
+    table.add_column(first, no_wrap=True)
+    for heading, _, _ in shown:
+        table.add_column(heading, justify="right", no_wrap=True)
+    for name, row in rows.iterrows():
+        table.add_row(str(name), *(write(row[column]) for _, column, write in shown))
+    return table
+
+
+def queues_table(queues: pd.DataFrame) -> Table:
+    """The wait figures per queue (:func:`~queuesim.results.breakdown.by_queue`), the whole
+    run last."""
+    return _figures_table("wait per queue", "queue", queues, _QUEUE_COLUMNS)
+
+
+def users_table(users: pd.DataFrame, top: int) -> Table:
+    """The ``top`` users by NUWT (waited most per CPU-second consumed) and their waits."""
+    worst = users.sort_values("nuwt", ascending=False, kind="stable").head(top)
+    title = f"the {len(worst)} users who waited most per CPU-second (NUWT)"
+    return _figures_table(title, "user", worst, _USER_COLUMNS)
 
 
 def _count(n: int) -> str:

@@ -7,6 +7,8 @@
 * ``against_baseline`` - how wait times changed against one setup, the baseline (Table 2);
   see :func:`against_baseline` for the exact definitions;
 * ``losers`` - the users whose mean wait grew the most, per setup (see :func:`losers`);
+* ``per_queue`` - every setup's wait figures per queue, with the change against the
+  baseline's on the same queue (see :func:`per_queue`);
 * ``heatmap(bin)`` - mean wait per queue and time bin, per setup, on shared bins.
 """
 
@@ -20,8 +22,9 @@ import pandas as pd
 
 from queuesim.common.errors import QueuesimError
 from queuesim.core.result import Result
+from queuesim.results.breakdown import ALL, by_queue
 from queuesim.results.heatmap import BinSpec, WaitGrid, shared_grids
-from queuesim.results.metrics import Metrics, compute_metrics
+from queuesim.results.metrics import WAIT_FIGURES, Metrics, compute_metrics
 
 __all__ = [
     "LOWER_IS_BETTER",
@@ -31,6 +34,7 @@ __all__ = [
     "against_baseline",
     "best_setups",
     "losers",
+    "per_queue",
     "pick_baseline",
 ]
 
@@ -82,6 +86,7 @@ class Comparison:
     table: pd.DataFrame
     against_baseline: pd.DataFrame
     losers: pd.DataFrame
+    per_queue: pd.DataFrame
     top: int
     workload: str = ""  #: the workload file's name, for reports
     sources: dict[str, str] = field(default_factory=dict)  #: setup -> site file name
@@ -116,6 +121,7 @@ class Comparison:
             table=metrics_table(metrics),
             against_baseline=against_baseline(jobs, chosen),
             losers=losers(jobs, chosen, top=top),
+            per_queue=per_queue(results, chosen, tau=tau),
             top=top,
             workload=workload,
             sources=dict(sources or {}),
@@ -124,6 +130,31 @@ class Comparison:
     def heatmap(self, bin: str | float | BinSpec = "day") -> dict[str, WaitGrid]:
         """Mean wait per queue and submit-time bin, per setup, on the same bins."""
         return shared_grids(self.results, bin)
+
+
+def per_queue(results: Mapping[str, Result], baseline: str, *, tau: float = 10.0) -> pd.DataFrame:
+    """One row per (queue, setup) - queues in the baseline site's order, then the other
+    setups' own, then ``(all)``; setups in the comparison's order - with the figures of
+    :data:`~.metrics.WAIT_FIGURES` and, for each, ``<figure>_change``: the setup's value less the
+    baseline's on the same queue (NaN where the baseline has no job in that queue)."""
+    names: list[str] = []
+    for result in (results[baseline], *results.values()):
+        names += [q.name for q in result.site.queues if q.name not in names]
+    frames = []
+    for setup, result in results.items():
+        frame = by_queue(result.jobs, names, tau=tau)
+        frames.append(frame.assign(setup=setup).set_index("setup", append=True))
+    table = pd.concat(frames)
+    order = [*[n for n in names if n in table.index.get_level_values(0)], ALL]
+    table = table.reindex(
+        pd.MultiIndex.from_product([order, list(results)], names=["queue", "setup"])
+    ).dropna(subset=["jobs"])
+    table["jobs"] = table["jobs"].astype(np.int64)
+    base = table.xs(baseline, level="setup")
+    for column in WAIT_FIGURES:
+        reference = base[column].reindex(table.index.get_level_values("queue")).to_numpy()
+        table[f"{column}_change"] = table[column].to_numpy(dtype=np.float64) - reference
+    return table
 
 
 def pick_baseline(names: Sequence[str], baseline: str | None) -> str:

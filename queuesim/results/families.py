@@ -42,6 +42,12 @@ BASE_METRICS = (
     MetricDef("makespan", "last end - first submit", S),
     MetricDef("first_submit", "first submit time", S),
     MetricDef("last_end", "last end time", S),
+    MetricDef("median_wait", "median wait (50th percentile, linear interpolation)", S),
+    MetricDef("p90_wait", "90th percentile of the wait (linear interpolation)", S),
+    MetricDef("p99_wait", "99th percentile of the wait (linear interpolation)", S),
+    MetricDef("max_wait", "longest wait", S),
+    MetricDef("waited_over_1h", "share of jobs that waited more than one hour", FRACTION),
+    MetricDef("waited_over_24h", "share of jobs that waited more than 24 hours", FRACTION),
 )
 
 

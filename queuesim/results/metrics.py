@@ -32,7 +32,7 @@ Sources of the definitions:
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -74,6 +74,12 @@ class Metrics:
     makespan: float
     first_submit: float
     last_end: float
+    median_wait: float
+    p90_wait: float
+    p99_wait: float
+    max_wait: float
+    waited_over_1h: float
+    waited_over_24h: float
 
     def as_dict(self) -> dict[str, float | int]:
         """The metrics as a flat dict whose keys are the field names, in declaration order.
@@ -113,6 +119,10 @@ def compute_metrics(jobs: pd.DataFrame, *, total_cpus: int, tau: float = 10.0) -
       machine's CPU-seconds over the makespan that jobs used.
     * ``jobs``, ``completed``, ``killed``, ``users`` -- row count, rows per status, and the
       number of distinct users.
+    * ``median_wait``, ``p90_wait``, ``p99_wait``, ``max_wait`` -- the 50th, 90th and 99th
+      percentiles and the maximum of ``w_j`` (see :func:`wait_figures`).
+    * ``waited_over_1h`` / ``waited_over_24h`` -- the share of jobs with ``w_j`` over one
+      hour / one day (strictly more).
 
     Raises:
         ValueError: if the table is empty, lacks a required column, has a missing or
@@ -131,14 +141,7 @@ def compute_metrics(jobs: pd.DataFrame, *, total_cpus: int, tau: float = 10.0) -
     wait, runtime, cpus = cols["wait"], cols["runtime"], cols["cpus"]
     weight = cpus * runtime
     total_weight = float(weight.sum())
-    response = wait + runtime
-
-    # e_j * s_j = c_j * r_j * (w_j + r_j) / r_j = c_j * (w_j + r_j): no division per job.
-    awwt = float(np.dot(weight, wait)) / total_weight
-    awrt = float(np.dot(weight, response)) / total_weight
-    awsd = float(np.dot(cpus, response)) / total_weight
-
-    bounded = np.maximum(1.0, response / np.maximum(runtime, tau))
+    figures = wait_figures(wait, runtime, cpus, tau)
 
     nuwt = _per_user(jobs["user"], wait, weight)["nuwt"].to_numpy(dtype=np.float64)
 
@@ -155,17 +158,12 @@ def compute_metrics(jobs: pd.DataFrame, *, total_cpus: int, tau: float = 10.0) -
     completed = int((status == "completed").sum())
     killed = int((status == "killed").sum())
 
+    waits: dict[str, Any] = {k: v for k, v in figures.items() if k != "jobs"}
     return Metrics(
         jobs=len(jobs),
         completed=completed,
         killed=killed,
         users=len(nuwt),
-        mean_wait=float(wait.mean()),
-        awwt=awwt,
-        awrt=awrt,
-        awsd=awsd,
-        mean_bounded_slowdown=float(bounded.mean()),
-        max_bounded_slowdown=float(bounded.max()),
         bounded_slowdown_tau=float(tau),
         anuwt=float(nuwt.mean()),
         nuwt_dev=float(nuwt.std(ddof=0)),
@@ -173,7 +171,63 @@ def compute_metrics(jobs: pd.DataFrame, *, total_cpus: int, tau: float = 10.0) -
         makespan=makespan,
         first_submit=first_submit,
         last_end=last_end,
+        **waits,
     )
+
+
+#: the figures :func:`wait_figures` gives for any group of jobs, in order
+WAIT_FIGURES = (
+    "jobs",
+    "awwt",
+    "awrt",
+    "awsd",
+    "mean_wait",
+    "median_wait",
+    "p90_wait",
+    "p99_wait",
+    "max_wait",
+    "mean_bounded_slowdown",
+    "max_bounded_slowdown",
+    "waited_over_1h",
+    "waited_over_24h",
+)
+HOUR = 3600.0
+DAY = 86400.0
+
+
+def wait_figures(
+    wait: FloatArray, runtime: FloatArray, cpus: FloatArray, tau: float
+) -> dict[str, float]:
+    """The wait figures of a group of jobs (the whole run, a queue, a user), as defined in
+    :func:`compute_metrics`, with ``jobs`` their number (:data:`WAIT_FIGURES`).
+
+    Percentiles are numpy's default ("linear", type 7 of Hyndman and Fan): with the ``n``
+    waits sorted as ``x_0 <= ... <= x_{n-1}`` and ``h = (n - 1) p``, the ``p``-th
+    percentile is ``x_k + (h - k) (x_{k+1} - x_k)`` for ``k = floor(h)`` - so the median
+    of an even count is the mean of the middle two, and the 99th percentile of fewer than
+    101 jobs lies between the two largest waits.
+    """
+    weight = cpus * runtime
+    total_weight = float(weight.sum())
+    response = wait + runtime
+    bounded = np.maximum(1.0, response / np.maximum(runtime, tau))
+    median, p90, p99 = (float(v) for v in np.percentile(wait, [50, 90, 99]))
+    return {
+        "jobs": float(wait.size),
+        # e_j * s_j = c_j * r_j * (w_j + r_j) / r_j = c_j * (w_j + r_j): no division per job
+        "awwt": float(np.dot(weight, wait)) / total_weight,
+        "awrt": float(np.dot(weight, response)) / total_weight,
+        "awsd": float(np.dot(cpus, response)) / total_weight,
+        "mean_wait": float(wait.mean()),
+        "median_wait": median,
+        "p90_wait": p90,
+        "p99_wait": p99,
+        "max_wait": float(wait.max()),
+        "mean_bounded_slowdown": float(bounded.mean()),
+        "max_bounded_slowdown": float(bounded.max()),
+        "waited_over_1h": float(np.count_nonzero(wait > HOUR)) / wait.size,
+        "waited_over_24h": float(np.count_nonzero(wait > DAY)) / wait.size,
+    }
 
 
 def per_user(jobs: pd.DataFrame) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""Files a run writes: metrics.json, jobs.csv, schedule.swf, cleaning.csv.
+"""Files a run writes: metrics.json, jobs.csv, schedule.swf, cleaning.csv, queues.csv,
+users.csv.
 
 Every file is written atomically and deterministically: the same inputs give the same
 bytes (no timestamps, no wall-clock figures, sorted keys where order is not meaningful).
@@ -9,6 +10,9 @@ bytes (no timestamps, no wall-clock figures, sorted keys where order is not mean
   ``awwt``, ``awrt``, ``awsd``, ``mean_bounded_slowdown``, ``max_bounded_slowdown``,
   ``bounded_slowdown_tau``, ``anuwt``, ``nuwt_dev``, ``utilization``, ``makespan``, ``jobs``,
   ``completed``, ``killed``, ...), all times in seconds;
+* ``queues``: per queue that ran jobs (in the site's order), then ``(all)``, the wait
+  figures of :mod:`queuesim.results.breakdown` - also written as ``queues.csv``; ``users``:
+  the same per user, with NUWT - also ``users.csv``;
 * ``rejected``: jobs the site could not run (also counted under ``cleaning``);
 * ``cleaning``: count per cleaning reason (see :mod:`queuesim.core.workload`);
 * at the top level too, the values of every other metric family of
@@ -41,6 +45,7 @@ import pandas as pd
 from queuesim.common.atomic import atomic_path, atomic_write_text
 from queuesim.common.version import __version__
 from queuesim.core.result import Result
+from queuesim.results.breakdown import by_queue, by_user
 from queuesim.results.metrics import Metrics
 from queuesim.results.registry import file_values
 from queuesim.traces.swf import write_swf
@@ -71,14 +76,25 @@ def _json_value(value: Any) -> Any:
 
 
 def metrics_document(
-    result: Result, metrics: Metrics, extras: Mapping[str, Any] | None = None
+    result: Result,
+    metrics: Metrics,
+    extras: Mapping[str, Any] | None = None,
+    queues: pd.DataFrame | None = None,
+    users: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The content of ``metrics.json``: the base ``metrics`` and the ``extras`` of
-    :func:`~queuesim.results.registry.extra_metrics`, then the run's facts."""
+    :func:`~queuesim.results.registry.extra_metrics`, the figures per queue and per user
+    (:mod:`~queuesim.results.breakdown`), then the run's facts."""
     cleaning = result.workload.cleaning
     header = result.workload.header
     document: dict[str, Any] = {k: _json_value(v) for k, v in metrics.as_dict().items()}
     document.update({k: _json_value(v) for k, v in file_values(extras or {}).items()})
+    for key, frame in (("queues", queues), ("users", users)):
+        if frame is not None:
+            document[key] = {
+                str(name): {k: _json_value(v) for k, v in row.items()}
+                for name, row in frame.to_dict(orient="index").items()
+            }
     document["rejected"] = cleaning.rejected
     document["cleaning"] = dict(cleaning.counts)
     document["counters"] = dict(sorted(result.counters.items()))
@@ -98,9 +114,15 @@ def metrics_document(
 
 
 def write_metrics(
-    path: Path, result: Result, metrics: Metrics, extras: Mapping[str, Any] | None = None
+    path: Path,
+    result: Result,
+    metrics: Metrics,
+    extras: Mapping[str, Any] | None = None,
+    queues: pd.DataFrame | None = None,
+    users: pd.DataFrame | None = None,
 ) -> None:
-    text = json.dumps(metrics_document(result, metrics, extras), indent=2, allow_nan=False)
+    document = metrics_document(result, metrics, extras, queues, users)
+    text = json.dumps(document, indent=2, allow_nan=False)
     atomic_write_text(path, text + "\n")
 
 
@@ -148,6 +170,18 @@ def write_schedule_swf(path: Path, result: Result) -> None:
     write_swf(path, frame, header)
 
 
+def breakdowns(result: Result, metrics: Metrics) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The run's wait figures per queue (site order, then the whole run) and per user."""
+    tau = metrics.bounded_slowdown_tau
+    names = [q.name for q in result.site.queues]
+    return by_queue(result.jobs, names, tau=tau), by_user(result.jobs, tau=tau)
+
+
+def _write_frame(path: Path, frame: pd.DataFrame) -> None:
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, lineterminator="\n")
+
+
 def write_cleaning_csv(path: Path, result: Result) -> None:
     with atomic_path(path) as tmp:
         result.workload.cleaning.records.to_csv(tmp, index=False, lineterminator="\n")
@@ -175,14 +209,19 @@ def write_run(
         out / f"jobs.{jobs_format}",
         out / "schedule.swf",
         out / "cleaning.csv",
+        out / "queues.csv",
+        out / "users.csv",
     ]
-    write_metrics(files[0], result, metrics, extras)
+    queues, users = breakdowns(result, metrics)
+    write_metrics(files[0], result, metrics, extras, queues, users)
     if jobs_format == "parquet":
         write_jobs_parquet(files[1], result.jobs)
     else:
         write_jobs_csv(files[1], result.jobs)
     write_schedule_swf(files[2], result)
     write_cleaning_csv(files[3], result)
+    _write_frame(files[4], queues)
+    _write_frame(files[5], users)
     if result.fairshare_usage is not None:
         files.append(out / "fairshare-usage.csv")
         with atomic_path(files[-1]) as tmp:
