@@ -15,7 +15,8 @@ from queuesim.core.result import Result
 from queuesim.core.workload import CleaningOptions, Workload, load_workload
 from queuesim.results.comparison import Comparison
 from queuesim.results.metrics import Metrics, compute_metrics
-from queuesim.site.model import Site, load_site
+from queuesim.site.loading import load_site
+from queuesim.site.model import Site
 from queuesim.studies.compare import Setup, compare
 from queuesim.studies.simulate import metrics_of, simulate
 

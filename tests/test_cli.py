@@ -19,7 +19,7 @@ import pytest
 
 from queuesim.cli import main
 from queuesim.core.workload import CLEANING_REASONS, load_workload
-from queuesim.site.model import load_site
+from queuesim.site.loading import load_site
 from queuesim.traces.swf import read_swf
 
 REPO = Path(__file__).resolve().parents[1]

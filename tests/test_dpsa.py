@@ -27,7 +27,9 @@ from queuesim.common.errors import ConfigError
 from queuesim.core.workload import load_workload
 from queuesim.policies.dpsa_search import best_subset, search_order
 from queuesim.policies.registry import make_policy
-from queuesim.site.model import MemoryModel, Site, load_site
+from queuesim.site.enums import MemoryModel
+from queuesim.site.loading import load_site
+from queuesim.site.model import Site
 
 REPO = Path(__file__).resolve().parents[1]
 KTH_SITE = REPO / "site-configs" / "kth-sp2.yaml"

@@ -10,7 +10,8 @@ from builders import KIB, J, make_site, make_workload, simulate
 
 from queuesim.core.cluster import Allocation
 from queuesim.core.fairshare import FairshareLedger
-from queuesim.site.model import Fairshare, Site, site_errors
+from queuesim.site.loading import site_errors
+from queuesim.site.model import Fairshare, Site
 
 GIB = 1024**3
 

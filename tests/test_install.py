@@ -14,7 +14,7 @@ import pytest
 from queuesim.cli import main
 from queuesim.common import bundled
 from queuesim.common.errors import ConfigError, WorkloadError
-from queuesim.site.model import load_site
+from queuesim.site.loading import load_site
 from queuesim.traces.registry import read_trace
 
 REPO = Path(__file__).resolve().parents[1]

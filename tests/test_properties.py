@@ -23,7 +23,8 @@ from builders import J, Run, make_site, make_workload, run_jobs, simulate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from queuesim.site.model import MemoryModel, Site
+from queuesim.site.enums import MemoryModel
+from queuesim.site.model import Site
 
 POLICIES = ("fcfs", "easy", "conservative")
 

@@ -20,7 +20,9 @@ import pydantic
 import pytest
 
 from queuesim.common.errors import ConfigError
-from queuesim.site.model import EstimateSource, MemoryModel, Routing, Site, load_site, site_errors
+from queuesim.site.enums import EstimateSource, MemoryModel, Routing
+from queuesim.site.loading import load_site, site_errors
+from queuesim.site.model import Site
 
 REPO = Path(__file__).resolve().parents[1]
 SITE_DIR = REPO / "site-configs"

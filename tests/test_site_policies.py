@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from queuesim.common.errors import ConfigError, PolicyViolation, WorkloadError
 from queuesim.core.workload import CleaningOptions, prepare
-from queuesim.site.model import Site, site_errors
+from queuesim.site.loading import site_errors
+from queuesim.site.model import Site
 
 EXAMPLES = int(os.environ.get("QUEUESIM_PROPERTY_EXAMPLES", "40"))
 PROPERTY = settings(
@@ -541,7 +542,7 @@ def test_alea_trace_is_routed_by_queue_name_and_keeps_its_nodes_x_ppn_shape(
 
 
 def test_clusters_from_reads_the_clusters_file_beside_the_site_file(tmp_path: Path) -> None:
-    from queuesim.site.model import load_site
+    from queuesim.site.loading import load_site
 
     (tmp_path / "clusters").mkdir()
     (tmp_path / "clusters" / "m.yaml").write_text(
@@ -562,7 +563,7 @@ def test_clusters_from_reads_the_clusters_file_beside_the_site_file(tmp_path: Pa
 
 
 def test_clusters_from_with_clusters_too_is_an_error(tmp_path: Path) -> None:
-    from queuesim.site.model import load_site
+    from queuesim.site.loading import load_site
 
     site_file = tmp_path / "s.yaml"
     site_file.write_text(
@@ -575,7 +576,7 @@ def test_clusters_from_with_clusters_too_is_an_error(tmp_path: Path) -> None:
 def test_shipped_metacentrum_setups_differ_only_where_the_paper_says() -> None:
     # historic: 4 queues, greedy; conservative: 9 queues with priorities, greedy;
     # complex: the same queues, equal priority, fairshare, multi-resource, optimized
-    from queuesim.site.model import load_site
+    from queuesim.site.loading import load_site
 
     configs = Path(__file__).parent.parent / "site-configs"
     historic = load_site(configs / "metacentrum-historic.yaml")

@@ -68,7 +68,7 @@ from queuesim.policies.dfrs.names import (
 from queuesim.policies.dfrs.packing import mcb_online, pack_at_yield
 from queuesim.policies.dfrs.yields import max_min_yields, step_yields
 from queuesim.policies.registry import NameScheme, register, register_name_scheme
-from queuesim.site.model import Ordering
+from queuesim.site.enums import Ordering
 
 if TYPE_CHECKING:
     from queuesim.core.context import Context

@@ -129,7 +129,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from queuesim.results.metrics import compute_metrics
     from queuesim.results.output import breakdowns, write_run
     from queuesim.results.registry import MetricOptions, extra_metrics
-    from queuesim.site.model import load_site
+    from queuesim.site.loading import load_site
     from queuesim.studies.simulate import simulate
 
     check_tau(args.tau)

@@ -22,7 +22,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from queuesim.policies.registry import make_policy
-    from queuesim.site.model import load_site
+    from queuesim.site.loading import load_site
 
     failed = 0
     for path in args.sites:

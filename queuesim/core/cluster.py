@@ -20,7 +20,8 @@ import numpy as np
 
 from queuesim.common.errors import PolicyViolation
 from queuesim.core.profile import fitting_cpus
-from queuesim.site.model import MemoryModel, Site
+from queuesim.site.enums import MemoryModel
+from queuesim.site.model import Site
 
 #: memory of a pool where memory is not modelled: never the limit
 UNLIMITED = np.iinfo(np.int64).max // 4

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from queuesim.core.cluster import Allocation
-from queuesim.site.model import Charge, Fairshare
+from queuesim.site.enums import Charge
+from queuesim.site.model import Fairshare
 
 
 class FairshareLedger:

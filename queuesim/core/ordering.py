@@ -23,7 +23,8 @@ import pandas as pd
 
 from queuesim.core.cluster import Allocation
 from queuesim.core.fairshare import FairshareLedger
-from queuesim.site.model import Account, MemoryModel, Ordering, Site
+from queuesim.site.enums import Account, MemoryModel, Ordering
+from queuesim.site.model import Site
 
 
 class WaitingOrder(Protocol):

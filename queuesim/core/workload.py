@@ -45,7 +45,8 @@ import pandas as pd
 
 from queuesim.common.errors import WorkloadError
 from queuesim.core.cluster import ClusterState
-from queuesim.site.model import DfrsAnnotation, EstimateSource, MemoryModel, Routing, Site
+from queuesim.site.enums import DfrsAnnotation, EstimateSource, MemoryModel, Routing
+from queuesim.site.model import Site
 from queuesim.traces.registry import read_trace
 from queuesim.traces.swf import SwfHeader, SwfTrace
 

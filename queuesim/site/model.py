@@ -9,24 +9,28 @@ expected, so an admin can fix a file in one go.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import StrEnum
-from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
-from queuesim.common import bundled
-from queuesim.common.errors import ConfigError
+from queuesim.site.checks import cross_reference_problems
+from queuesim.site.enums import (
+    Account,
+    Charge,
+    DfrsAnnotation,
+    EstimateSource,
+    MemoryModel,
+    Ordering,
+    Routing,
+)
 from queuesim.site.units import parse_duration, parse_size
 
 
@@ -131,48 +135,6 @@ class Queue(_Frozen):
         return self
 
 
-class Routing(StrEnum):
-    """How a job finds its queue."""
-
-    TRACE = "trace"  #: by the trace's queue field, through each queue's trace_queues
-    WALLTIME = "walltime"  #: the smallest queue whose max_walltime fits the request
-
-
-class EstimateSource(StrEnum):
-    """What the scheduler believes a job's runtime to be when it plans."""
-
-    REQUESTED = "requested"  #: the walltime the user requested (the trace's field 9)
-    EXACT = "exact"  #: the real runtime (a clairvoyant scheduler)
-    QUEUE_LIMIT = "queue-limit"  #: the max walltime of the job's queue
-
-
-class MemoryModel(StrEnum):
-    """Whether the trace's memory requests constrain placement."""
-
-    IGNORE = "ignore"
-    PER_CPU = "per-cpu"  #: the trace's requested memory per CPU must fit on each node
-
-
-class Ordering(StrEnum):
-    """The order in which policies see waiting jobs (Klusáček et al., paper 004, 2.1)."""
-
-    FCFS = "fcfs"  #: by submit time, then trace order
-    QUEUE_PRIORITY = "queue-priority"  #: queue priority, then fairshare within a queue
-    FAIRSHARE = "fairshare"  #: fairshare over all jobs; queues are only "virtual"
-
-
-class Charge(StrEnum):
-    """What a job pays into fairshare, per second of runtime."""
-
-    CPU = "cpu"  #: its CPUs
-    MULTI_RESOURCE = "multi-resource"  #: processor equivalents: max(CPU, memory) share
-
-
-class Account(StrEnum):
-    USER = "user"
-    GROUP = "group"
-
-
 class Fairshare(_Frozen):
     """Decayed past usage per account; less usage, higher priority."""
 
@@ -211,13 +173,6 @@ class Fairshare(_Frozen):
     def stepwise(self) -> bool:
         """Decay applied at interval boundaries (factor form) rather than continuously."""
         return self.decay_factor is not None
-
-
-class DfrsAnnotation(StrEnum):
-    """Where a DFRS policy takes every job's tasks, CPU need and memory from."""
-
-    FILE = "file"  #: the trace's own annotation file (``NAME.dfrs.csv``, traces.dfrs_annotation)
-    HPC2N = "hpc2n"  #: paper 000's rule for the HPC2N log, applied to a trace without one
 
 
 class Dfrs(_Frozen):
@@ -355,235 +310,3 @@ def _require_unique(names: Iterable[str], what: str) -> None:
         if name in seen:
             raise ValueError(f"{what} name {name!r} is used twice")
         seen.add(name)
-
-
-_UNION_TAGS = frozenset({"int", "str", "float", "bool"})
-
-
-def _format_location(loc: tuple[int | str, ...]) -> str:
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif part.startswith("function-") or part in _UNION_TAGS:
-            continue  # pydantic's validator and union-branch tags are not keys
-        else:
-            path += f".{part}" if path else part
-    return path or "(top level)"
-
-
-def _describe(error: Any) -> str:
-    kind = error["type"]
-    msg = str(error["msg"])
-    msg = msg.removeprefix("Value error, ")
-    if kind == "extra_forbidden":
-        return "unknown key (check the spelling; see the documented keys in site-configs/)"
-    if kind == "missing":
-        return "required key is missing"
-    given = error.get("input")
-    if kind not in ("value_error", "assertion_error") and not isinstance(given, dict | list):
-        return f"{msg} (got {given!r})"
-    return msg
-
-
-def site_errors(data: object) -> list[str]:
-    """Every validation problem of a parsed site document, as ``key.path: message`` lines."""
-    if data is None:
-        return ["(top level): the file is empty; a site needs at least 'name' and 'clusters'"]
-    if not isinstance(data, dict):
-        return [f"(top level): expected a mapping of keys, got {type(data).__name__}"]
-    try:
-        Site.model_validate(data)
-    except ValidationError as exc:
-        errors = exc.errors()
-        failed_parents = {tuple(e["loc"][:1]) for e in errors if len(e["loc"]) > 1}
-        lines: list[str] = []
-        for error in errors:
-            loc = tuple(error["loc"])
-            if error["type"] == "too_short" and loc in failed_parents:
-                continue  # the list's items failed; their own errors say why
-            where = _format_location(loc)
-            text = _describe(error)
-            # cross-reference problems already carry their own key paths
-            if where == "(top level)" and ": " in text:
-                lines.extend(part for part in text.split("; "))
-            else:
-                lines.append(f"{where}: {text}")
-        lines.extend(cross_reference_problems(data))
-        return list(dict.fromkeys(lines))  # a union's branches may repeat one problem
-    return []
-
-
-def cross_reference_problems(data: dict[str, Any]) -> list[str]:
-    """Problems that involve several keys at once, each with its key path.
-
-    Works on the raw document as well as on a validated site's dump, so these problems are
-    reported even when other fields fail (and pydantic's model validator never runs)."""
-    clusters = data.get("clusters")
-    queues = data.get("queues")
-    clusters = [c for c in clusters if isinstance(c, dict)] if isinstance(clusters, list) else []
-    queues = [q for q in queues if isinstance(q, dict)] if isinstance(queues, list) else []
-    known = [c.get("name") for c in clusters]
-    problems = []
-    for i, q in enumerate(queues):
-        names = q.get("clusters")
-        for name in names if isinstance(names, list) else ():
-            if name not in known:
-                problems.append(
-                    f"queues[{i}].clusters: queue {q.get('name')!r} names cluster {name!r}, "
-                    f"which does not exist (known: {', '.join(sorted(map(str, known)))})"
-                )
-    if data.get("memory") == MemoryModel.PER_CPU.value:
-        for i, c in enumerate(clusters):
-            if c.get("memory_per_node") is None:
-                problems.append(
-                    f"clusters[{i}].memory_per_node: required when memory is 'per-cpu' "
-                    f"(cluster {c.get('name')!r} has none)"
-                )
-    problems += _limit_problems(clusters, queues)
-    problems += _routing_problems(data, queues)
-    return problems
-
-
-def _limit_problems(clusters: list[dict[str, Any]], queues: list[dict[str, Any]]) -> list[str]:
-    """Queue limits that can never be reached or can never let a job run."""
-    cpus_of = {}
-    for c in clusters:
-        nodes, per_node = c.get("nodes"), c.get("cpus_per_node")
-        if isinstance(nodes, int) and isinstance(per_node, int):
-            cpus_of[c.get("name")] = nodes * per_node
-    problems = []
-    for i, q in enumerate(queues):
-        names = q.get("clusters")
-        allowed = names if isinstance(names, list) else list(cpus_of)
-        if not all(name in cpus_of for name in allowed):
-            continue  # an unknown cluster is reported on its own
-        total = sum(cpus_of[name] for name in allowed)
-        for key in ("cpu_pool", "max_cpus_per_user"):
-            value = q.get(key)
-            if type(value) is int and value > total:
-                problems.append(
-                    f"queues[{i}].{key}: {value} CPUs is more than the {total} CPUs of the "
-                    f"clusters queue {q.get('name')!r} may use ({', '.join(map(str, allowed))})"
-                )
-    return problems
-
-
-def _routing_problems(data: dict[str, Any], queues: list[dict[str, Any]]) -> list[str]:
-    """Trace queues mapped twice or to unknown queues; ambiguous walltime routing."""
-    problems = []
-    names = [q.get("name") for q in queues]
-    mapped: dict[str, str] = {}
-
-    def map_once(trace_queue: object, queue: object, where: str) -> None:
-        key = str(trace_queue)
-        if key in mapped and mapped[key] != queue:
-            problems.append(
-                f"{where}: trace queue {trace_queue!r} is mapped to both {mapped[key]!r} and "
-                f"{queue!r}"
-            )
-        mapped.setdefault(key, str(queue))
-
-    for i, q in enumerate(queues):
-        listed = q.get("trace_queues")
-        for t in listed if isinstance(listed, list) else ():
-            map_once(t, q.get("name"), f"queues[{i}].trace_queues")
-    queue_map = data.get("queue_map")
-    for t, name in queue_map.items() if isinstance(queue_map, dict) else ():
-        if name not in names:
-            problems.append(
-                f"queue_map.{t}: maps trace queue {t!r} to queue {name!r}, which does not exist "
-                f"(queues: {', '.join(map(str, names))})"
-            )
-        else:
-            map_once(t, name, f"queue_map.{t}")
-    routing = data.get("routing", Routing.WALLTIME.value)
-    if routing == Routing.TRACE.value and len(queues) > 1:
-        for i, q in enumerate(queues):
-            if q.get("name") not in mapped.values():
-                problems.append(
-                    f"queues[{i}].trace_queues: routing is 'trace' but no trace queue is "
-                    f"mapped to queue {q.get('name')!r} (list some here or in queue_map)"
-                )
-    if routing == Routing.WALLTIME.value:
-        seen: dict[object, str] = {}
-        for i, q in enumerate(queues):
-            if q.get("route_by_walltime", True) is False:
-                continue
-            raw_limit = q.get("max_walltime")
-            try:
-                limit = None if raw_limit is None else parse_duration(raw_limit)
-            except (ValueError, TypeError):
-                continue  # reported as a field error
-            if limit in seen:
-                what = "no max_walltime" if limit is None else f"max_walltime {limit:g} s"
-                problems.append(
-                    f"queues[{i}].max_walltime: the walltime routing table is ambiguous: queue "
-                    f"{q.get('name')!r} and queue {seen[limit]!r} both have {what} (give them "
-                    "different limits, or set route_by_walltime: false on one)"
-                )
-            else:
-                seen[limit] = str(q.get("name"))
-    return problems
-
-
-def read_site_document(path: str | Path) -> object:
-    """Parse a site file's YAML, with a clear error for a missing or unreadable file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such site file{_bundled_hint(path)}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the site file ({exc.strerror})") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{path}: not valid YAML at {where}: {problem}") from None
-
-
-def _bundled_hint(path: Path) -> str:
-    """For a missing bare name, the bundled site files it could have named."""
-    if path.parent != Path("."):
-        return ""
-    names = bundled.bundled_names(bundled.site_configs_folder(), bundled.SITE_SUFFIXES)
-    return f" (nor a bundled one: {', '.join(n.rsplit('.', 1)[0] for n in names)})"
-
-
-def read_clusters(path: str | Path, where: str) -> object:
-    """The ``clusters`` list of a clusters file (a YAML file with a ``clusters`` key, as
-    ``queuesim import-machines`` writes), for ``clusters_from`` or ``--clusters``."""
-    path = bundled.clusters_file(path)
-    doc = read_site_document(path)
-    if not isinstance(doc, dict) or "clusters" not in doc:
-        raise ConfigError(f"{where}: {path} has no 'clusters' key (expected a clusters file)")
-    return doc["clusters"]
-
-
-def load_site(path: str | Path, clusters: str | Path | None = None) -> Site:
-    """Load and validate a site file; raise :class:`ConfigError` listing every problem.
-
-    A site file may take its clusters from another file with ``clusters_from: PATH``
-    (relative to the site file); ``clusters`` (a clusters file) replaces them, to run one
-    setup on another machine. ``path`` may also name a bundled site file
-    (``metacentrum-historic``; see :mod:`queuesim.common.bundled`), as may ``clusters``."""
-    path = bundled.site_file(path)
-    data = read_site_document(path)
-    if isinstance(data, dict) and "clusters_from" in data:
-        source = data.pop("clusters_from")
-        if "clusters" in data:
-            raise ConfigError(f"{path}: clusters_from: give either clusters or clusters_from")
-        if not isinstance(source, str):
-            raise ConfigError(f"{path}: clusters_from: expected a file path, got {source!r}")
-        data["clusters"] = read_clusters(Path(path).parent / source, f"{path}: clusters_from")
-    if clusters is not None and isinstance(data, dict):
-        data["clusters"] = read_clusters(clusters, "--clusters")
-    problems = site_errors(data)
-    if problems:
-        listing = "\n".join(f"  {path}: {p}" for p in problems)
-        noun = "problem" if len(problems) == 1 else "problems"
-        raise ConfigError(f"{path}: {len(problems)} {noun} in the site file:\n{listing}")
-    return Site.model_validate(data)

@@ -32,7 +32,7 @@ DEFAULT_POLICIES = ("fcfs", "easy", "conservative")
 def _child(trace: str, site_file: str, policy: str) -> None:
     """Run one simulation and print its figures as JSON (in the child process)."""
     from queuesim.core.workload import load_workload
-    from queuesim.site.model import load_site
+    from queuesim.site.loading import load_site
     from queuesim.studies.simulate import simulate
 
     site = load_site(site_file).with_scheduler(policy)

@@ -22,7 +22,8 @@ from queuesim.core.result import Result
 from queuesim.core.workload import CleaningOptions, Workload, prepare
 from queuesim.policies.registry import make_policy
 from queuesim.results.comparison import CompareError, Comparison, pick_baseline
-from queuesim.site.model import Site, load_site
+from queuesim.site.loading import load_site
+from queuesim.site.model import Site
 from queuesim.studies.simulate import simulate
 from queuesim.traces.registry import read_trace
 

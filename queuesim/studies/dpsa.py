@@ -104,7 +104,8 @@ def run_one(trace: TraceSpec, policy: PolicySpec, estimate: str | None = None) -
     the site file's runtime estimates or, given ``estimate``, that source instead."""
     from queuesim.core.workload import load_workload
     from queuesim.results.metrics import compute_metrics
-    from queuesim.site.model import Site, load_site
+    from queuesim.site.loading import load_site
+    from queuesim.site.model import Site
     from queuesim.studies.simulate import simulate
 
     site = load_site(trace.site).with_scheduler(policy.policy, dict(policy.params))

@@ -17,7 +17,8 @@ from queuesim.core.result import Result
 from queuesim.core.workload import CleaningOptions, Workload, load_workload
 from queuesim.policies.registry import make_policy
 from queuesim.results.metrics import Metrics, compute_metrics
-from queuesim.site.model import Site, load_site
+from queuesim.site.loading import load_site
+from queuesim.site.model import Site
 
 
 def simulate(

@@ -51,7 +51,7 @@ def bound_digest(jobs: pd.DataFrame, hosts: int) -> str:
 
 def _load_instance(instance: Instance) -> tuple[Site, Workload]:
     from queuesim.core.workload import load_workload
-    from queuesim.site.model import load_site
+    from queuesim.site.loading import load_site
 
     site = load_site(instance.site)
     workload = load_workload(instance.path, site)
@@ -63,7 +63,7 @@ def _load_instance(instance: Instance) -> tuple[Site, Workload]:
 def synthetic_instances(config: StudyConfig) -> list[Instance]:
     """Write the synthetic traces into the cache (deterministic, so rewriting an existing
     one gives the same bytes) and describe them."""
-    from queuesim.site.model import load_site
+    from queuesim.site.loading import load_site
     from queuesim.traces.dfrs_annotation import write_synthetic_trace
 
     if config.traces_per_load == 0:
@@ -90,7 +90,7 @@ def synthetic_instances(config: StudyConfig) -> list[Instance]:
 def hpc2n_instances(config: StudyConfig) -> tuple[list[Instance], list[str]]:
     """The first ``hpc2n_weeks`` weeks of the HPC2N trace, annotated as in ``000`` and
     written into the cache; none, with a note saying why, when the trace is absent."""
-    from queuesim.site.model import load_site
+    from queuesim.site.loading import load_site
     from queuesim.traces import dfrs_annotation as annotate
     from queuesim.traces.registry import read_trace
 
