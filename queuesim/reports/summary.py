@@ -167,7 +167,6 @@ _QUEUE_COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
     ("p90", "p90_wait", _short),
     ("p99", "p99_wait", _short),
     ("max", "max_wait", _short),
-    (">1h", "waited_over_1h", _share),
     (">24h", "waited_over_24h", _share),
 )
 _USER_COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
