@@ -161,3 +161,13 @@ def test_the_readme_python_examples_run(where: str, tmp_path: Path) -> None:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_studies_default_to_the_bundled_site_files() -> None:
+    """The studies' Python API finds its site files wherever it runs, as their commands do."""
+    from queuesim.studies.dfrs import StudyConfig
+    from queuesim.studies.dpsa import StudyOptions
+
+    assert StudyConfig().site_configs == bundled.site_configs_folder()
+    assert StudyOptions().site_configs == bundled.site_configs_folder()
+    assert (bundled.site_configs_folder() / "dfrs-lublin-128.yaml").is_file()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from queuesim.common import bundled
 from queuesim.common.errors import ConfigError, QueuesimError
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class StudyConfig:
     algorithms: tuple[AlgorithmSpec, ...] = ()
     cache: Path = Path(DEFAULT_CACHE)
     workloads: Path = Path("..", "shared", "workloads")
-    site_configs: Path = Path("site-configs")
+    site_configs: Path = field(default_factory=bundled.site_configs_folder)
 
 
 @dataclass(frozen=True)
