@@ -271,3 +271,18 @@ def test_cli_compare_prints_every_part(capsys: pytest.CaptureFixture[str]) -> No
         "data cleaning",
     ):
         assert part in out
+
+
+def test_compare_attaches_a_dfrs_annotation_as_run_does(tmp_path: Path) -> None:
+    """A DFRS-annotated workload compared under a DFRS policy and EASY: compare reads the
+    annotation the trace's header names, as run does (it used to skip it and fail with 'no
+    annotation file'), and both results carry it."""
+    from queuesim.traces.dfrs_annotation import write_synthetic_trace
+
+    trace = tmp_path / "annotated.swf"
+    write_synthetic_trace(trace, 8, 40, seed=3, load=0.5)
+    site = REPO / "site-configs" / "dfrs-lublin-128.yaml"
+    setups = [queuesim.Setup(site, "easy"), queuesim.Setup(site, "Greedy*/OPT=MIN")]
+    comparison = queuesim.compare(setups, trace, workers=1)
+    assert all(r.workload.annotated for r in comparison.results.values())
+    assert all(len(r.jobs) == 40 for r in comparison.results.values())

@@ -181,7 +181,14 @@ class _Recorder:
 def load_workload(path: str | Path, site: Site, options: CleaningOptions | None = None) -> Workload:
     """Read a trace file and prepare it for ``site``."""
     options = options or CleaningOptions()
-    trace = read_trace(path, skip_bad_lines=options.skip_bad_lines)
+    return prepare_trace(read_trace(path, skip_bad_lines=options.skip_bad_lines), site, options)
+
+
+def prepare_trace(trace: SwfTrace, site: Site, options: CleaningOptions | None = None) -> Workload:
+    """A trace already read, prepared for ``site`` as :func:`load_workload` prepares it: its
+    DFRS annotation attached (from the file its header names, or by the site's rule), then
+    cleaned and routed (:func:`prepare`). Every entry point that reads a trace once for
+    several sites (``compare``) goes through here."""
     return prepare(_with_dfrs_annotation(trace, site), site, options)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from queuesim.core.result import Result
-from queuesim.core.workload import CleaningOptions, Workload, prepare
+from queuesim.core.workload import CleaningOptions, Workload, prepare_trace
 from queuesim.policies.registry import make_policy
 from queuesim.results.comparison import CompareError, Comparison, pick_baseline
 from queuesim.site.loading import load_site
@@ -102,7 +102,7 @@ def compare(
     cleaning = cleaning or CleaningOptions()
     path = Path(workload)
     trace = read_trace(path, skip_bad_lines=cleaning.skip_bad_lines)
-    prepared = [(name, site, prepare(trace, site, cleaning)) for name, site in named]
+    prepared = [(name, site, prepare_trace(trace, site, cleaning)) for name, site in named]
     if workers is None:
         workers = min(len(named), os.cpu_count() or 1)
     if workers < 1:
