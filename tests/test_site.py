@@ -655,3 +655,31 @@ def test_trace_queue_of_the_wrong_type_is_reported_once_at_its_path() -> None:
     doc = valid()
     doc["queues"][1]["trace_queues"] = [1.5]
     assert only_problem(doc).startswith("queues[1].trace_queues[0]: ")
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("clusters", 0, "name"), ["a"]),
+        (("clusters", 0, "name"), {"a": 1}),
+        (("queues", 0, "clusters"), [["c"]]),
+        (("queues", 0, "clusters"), [{"c": 1}]),
+    ],
+)
+def test_a_list_or_mapping_where_a_name_belongs_is_reported_not_a_crash(
+    path: tuple[Any, ...], value: object
+) -> None:
+    """Cross-key checks used names as dict keys; an unhashable name made validate crash
+    with a TypeError instead of listing the problem at its key path."""
+    doc: dict[str, Any] = {
+        "name": "x",
+        "clusters": [{"name": "c", "nodes": 2, "cpus_per_node": 4}],
+        "queues": [{"name": "q", "clusters": ["c"], "cpu_pool": 4}],
+    }
+    target: Any = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    problems = site_errors(doc)
+    where = ".".join(str(k) for k in path if isinstance(k, str))
+    assert problems and any(where.split(".")[-1] in p for p in problems), problems

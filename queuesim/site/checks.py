@@ -47,13 +47,15 @@ def _limit_problems(clusters: list[dict[str, Any]], queues: list[dict[str, Any]]
     cpus_of = {}
     for c in clusters:
         nodes, per_node = c.get("nodes"), c.get("cpus_per_node")
-        if isinstance(nodes, int) and isinstance(per_node, int):
-            cpus_of[c.get("name")] = nodes * per_node
+        name = c.get("name")
+        # a malformed name is reported by the field checks; it counts for no queue here
+        if isinstance(name, str) and isinstance(nodes, int) and isinstance(per_node, int):
+            cpus_of[name] = nodes * per_node
     problems = []
     for i, q in enumerate(queues):
         names = q.get("clusters")
         allowed = names if isinstance(names, list) else list(cpus_of)
-        if not all(name in cpus_of for name in allowed):
+        if not all(isinstance(name, str) and name in cpus_of for name in allowed):
             continue  # an unknown cluster is reported on its own
         total = sum(cpus_of[name] for name in allowed)
         for key in ("cpu_pool", "max_cpus_per_user"):
