@@ -32,7 +32,7 @@ import io
 import math
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -45,11 +45,13 @@ from queuesim.common.files import decode_line, read_bytes
 
 __all__ = [
     "INT_FIELDS",
+    "NOTE_ACTIONS",
     "SWF_FIELDS",
     "BadLine",
     "SwfHeader",
     "SwfTrace",
     "read_swf",
+    "reader_notes",
     "write_swf",
 ]
 
@@ -142,6 +144,38 @@ class SwfTrace:
     for :data:`INT_FIELDS`, ``float64`` otherwise) and ``line``, the 1-based line number."""
     bad_lines: tuple[BadLine, ...]
     """Malformed job lines left out of :attr:`jobs` (only with ``skip_bad_lines=True``)."""
+    notes: pd.DataFrame = field(default_factory=lambda: reader_notes())
+    """What the reader did beyond parsing, one row per affected record or job (see
+    :func:`reader_notes`): records it folded, dropped or repaired, requirements it could
+    not express. Cleaning (:mod:`queuesim.core.workload`) counts them by reason."""
+
+
+#: what a reader may do with a record or job, as :func:`reader_notes` records it
+NOTE_ACTIONS = ("dropped", "repaired", "warning")
+
+
+def reader_notes(
+    lines: Sequence[int] | npt.NDArray[np.int64] = (),
+    jobs: Sequence[str] | npt.NDArray[np.object_] = (),
+    reasons: Sequence[str] | str = (),
+    action: str = "dropped",
+) -> pd.DataFrame:
+    """A frame of reader notes: ``line`` (1-based line of the record), ``job`` (its id as
+    the log writes it), ``reason`` (a snake_case key the reader documents) and ``action``
+    (one of :data:`NOTE_ACTIONS`). Concatenate several with :func:`pandas.concat`."""
+    if action not in NOTE_ACTIONS:
+        raise ValueError(f"action must be one of {NOTE_ACTIONS}, got {action!r}")
+    line_values = np.asarray(lines, dtype=np.int64)
+    n = line_values.shape[0]
+    reason_values = [reasons] * n if isinstance(reasons, str) else list(reasons)
+    return pd.DataFrame(
+        {
+            "line": line_values,
+            "job": pd.Series(list(jobs), dtype=object),
+            "reason": pd.Series(reason_values, dtype=object),
+            "action": pd.Series([action] * n, dtype=object),
+        }
+    )
 
 
 # --------------------------------------------------------------------------- reading

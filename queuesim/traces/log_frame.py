@@ -1,0 +1,200 @@
+"""From the jobs a batch system's log records to the trace every reader returns.
+
+The PBS and Slurm readers (:mod:`queuesim.traces.pbs`, :mod:`queuesim.traces.slurm`) each
+parse their format into one :class:`LogJobs` - plain per-job arrays in the log's own terms
+(epoch times, names, totals per job) - and :func:`log_trace` turns it into an
+:class:`~queuesim.traces.swf.SwfTrace`: the 18 SWF columns in SWF units, so that cleaning
+and routing (:mod:`queuesim.core.workload`) treat every format alike, and the columns of
+:data:`LOG_COLUMNS`, which keep what SWF cannot say (names, requirements, the log's ids).
+
+SWF columns from a log:
+
+* ``job_id``: 1, 2, ... in the order of :class:`LogJobs` (the log's own id is ``source_id``);
+* ``submit``: seconds since the earliest submit time, which becomes the header's
+  ``UnixStartTime``; ``wait`` = start - submit and ``runtime`` = end - start (-1 when the
+  job never started);
+* ``alloc_procs`` / ``req_procs``: CPUs allocated / requested (-1 unknown);
+* ``req_time``: the requested walltime in seconds (-1 unknown or unlimited);
+* ``req_memory`` / ``used_memory``: KB (1024 bytes) per CPU, from the job's total over the
+  requested (else allocated) CPUs (-1 unknown);
+* ``avg_cpu_time``: CPU time over allocated CPUs (-1 unknown);
+* ``status``: SWF's codes, 1 completed, 0 failed (or killed), 5 cancelled;
+* ``user``, ``group``, ``queue``: numbers from 1 in the order names first appear (-1 for
+  an empty name); the header has one ``; Queue: n name`` line per queue, and comment lines
+  ``; User: n name`` and ``; Group: n name``, so that a converted SWF keeps the mapping;
+* ``executable``, ``partition``, ``prev_job``, ``think_time``: -1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from queuesim.traces.swf import (
+    SWF_FIELDS,
+    BadLine,
+    SwfTrace,
+    jobs_frame,
+    parse_header,
+    reader_notes,
+)
+
+__all__ = [
+    "LOG_COLUMNS",
+    "STATUS_CANCELLED",
+    "STATUS_COMPLETED",
+    "STATUS_FAILED",
+    "LogJobs",
+    "log_trace",
+    "numbered",
+]
+
+STATUS_FAILED = 0
+STATUS_COMPLETED = 1
+STATUS_CANCELLED = 5
+
+LOG_COLUMNS: tuple[str, ...] = (
+    "source_id",
+    "queue_name",
+    "user_name",
+    "group_name",
+    "account",
+    "eligible",
+    "nodes",
+    "ppn",
+    "properties",
+    "exclusive",
+    "gpus",
+    "exit_status",
+    "state",
+    "hosts",
+)
+"""The columns a log reader adds after ``line`` (see :class:`LogJobs` for each)."""
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+TextArray = npt.NDArray[np.object_]
+
+
+@dataclass
+class LogJobs:
+    """The jobs of a log, one entry per job, in the log's terms; unknown numbers are NaN
+    (floats) or 0 (counts), unknown names ``""``."""
+
+    line: IntArray  #: 1-based line of the record that completes the job
+    source_id: TextArray  #: the job id as the log writes it (``123[4].server``, ``77_3``)
+    submit: FloatArray  #: epoch seconds
+    eligible: FloatArray  #: epoch seconds the job became eligible to run (NaN unknown)
+    start: FloatArray  #: epoch seconds (NaN: never started)
+    end: FloatArray  #: epoch seconds (NaN: unknown)
+    req_walltime: FloatArray  #: seconds (NaN: unknown or unlimited)
+    req_cpus: IntArray
+    alloc_cpus: IntArray
+    req_mem_kb: FloatArray  #: whole job
+    used_mem_kb: FloatArray  #: whole job
+    cpu_time: FloatArray  #: seconds, all CPUs
+    status: IntArray  #: SWF status (STATUS_*)
+    exit_status: IntArray
+    state: TextArray  #: the log's own word for how the job ended
+    user_name: TextArray
+    group_name: TextArray
+    account: TextArray
+    queue_name: TextArray
+    nodes: IntArray  #: nodes requested (else used)
+    ppn: IntArray  #: CPUs on each node when the request fixes it, else 0
+    properties: TextArray  #: required node properties joined by ``:``; ``^p``: must lack p
+    exclusive: npt.NDArray[np.bool_]  #: whole nodes asked for
+    gpus: IntArray  #: GPUs, whole job
+    hosts: TextArray  #: the nodes it ran on, ``+``-joined host names (``""``: unknown)
+    notes: pd.DataFrame = field(default_factory=reader_notes)
+    bad_lines: tuple[BadLine, ...] = ()
+
+
+def numbered(names: TextArray) -> tuple[IntArray, list[str]]:
+    """Numbers from 1 for names in the order they first appear (-1 for ``""``), and the
+    names in number order."""
+    codes, uniques = pd.factorize(pd.Series(names, dtype=object), sort=False)
+    order = [str(u) for u in uniques]
+    numbers = codes.astype(np.int64) + 1
+    if "" in order:
+        empty = order.index("") + 1
+        numbers = np.where(numbers == empty, -1, np.where(numbers > empty, numbers - 1, numbers))
+        order.remove("")
+    return numbers.astype(np.int64), order
+
+
+def _or(values: FloatArray, missing: float = -1.0) -> FloatArray:
+    return np.where(np.isfinite(values), values, missing)
+
+
+def log_trace(path: Path, jobs: LogJobs, log_format: str) -> SwfTrace:
+    """The trace of ``jobs`` read from ``path`` in ``log_format`` (module docstring)."""
+    n = jobs.line.shape[0]
+    known_submit = jobs.submit[np.isfinite(jobs.submit)]
+    origin = int(known_submit.min()) if known_submit.size else 0
+    users, user_names = numbered(jobs.user_name)
+    groups, group_names = numbered(jobs.group_name)
+    queues, queue_names = numbered(jobs.queue_name)
+    cpus_for_memory = np.where(jobs.req_cpus > 0, jobs.req_cpus, jobs.alloc_cpus).astype(float)
+    per_cpu = np.where(cpus_for_memory > 0, cpus_for_memory, np.nan)
+    alloc = np.where(jobs.alloc_cpus > 0, jobs.alloc_cpus, np.nan).astype(float)
+    started = np.isfinite(jobs.start)
+    values = {
+        "job_id": np.arange(1, n + 1, dtype=np.float64),
+        "submit": _or(jobs.submit - origin),
+        "wait": _or(np.where(started, jobs.start - jobs.submit, np.nan)),
+        "runtime": _or(np.where(started, jobs.end - jobs.start, np.nan)),
+        "alloc_procs": np.where(jobs.alloc_cpus > 0, jobs.alloc_cpus, -1).astype(float),
+        "avg_cpu_time": _or(jobs.cpu_time / alloc),
+        "used_memory": _or(jobs.used_mem_kb / per_cpu),
+        "req_procs": np.where(jobs.req_cpus > 0, jobs.req_cpus, -1).astype(float),
+        "req_time": _or(np.where(jobs.req_walltime > 0, jobs.req_walltime, np.nan)),
+        "req_memory": _or(np.where(jobs.req_mem_kb > 0, jobs.req_mem_kb, np.nan) / per_cpu),
+        "status": jobs.status.astype(float),
+        "user": users.astype(float),
+        "group": groups.astype(float),
+        "queue": queues.astype(float),
+    }
+    matrix = np.full((n, len(SWF_FIELDS)), -1.0)
+    for index, name in enumerate(SWF_FIELDS):
+        if name in values:
+            matrix[:, index] = values[name]
+    frame = jobs_frame(matrix, jobs.line.astype(np.int64))
+    text = {
+        "source_id": jobs.source_id,
+        "queue_name": jobs.queue_name,
+        "user_name": jobs.user_name,
+        "group_name": jobs.group_name,
+        "account": jobs.account,
+    }
+    for name, column in text.items():
+        frame[name] = pd.Series(column, dtype=object)
+    frame["eligible"] = _or(jobs.eligible - origin)
+    frame["nodes"] = jobs.nodes.astype(np.int64)
+    frame["ppn"] = jobs.ppn.astype(np.int64)
+    frame["properties"] = pd.Series(jobs.properties, dtype=object)
+    frame["exclusive"] = jobs.exclusive.astype(bool)
+    frame["gpus"] = jobs.gpus.astype(np.int64)
+    frame["exit_status"] = jobs.exit_status.astype(np.int64)
+    frame["state"] = pd.Series(jobs.state, dtype=object)
+    frame["hosts"] = pd.Series(jobs.hosts, dtype=object)
+    header = [
+        f"; UnixStartTime: {origin}",
+        f"; Note: read by queuesim from the {log_format} log {path.name}; job numbers follow "
+        "the log's order (its ids are in source_id), users, groups and queues are numbered "
+        "from 1 in the order they first appear",
+        *(f"; Queue: {i} {name}" for i, name in enumerate(queue_names, start=1)),
+        *(f"; User: {i} {name}" for i, name in enumerate(user_names, start=1)),
+        *(f"; Group: {i} {name}" for i, name in enumerate(group_names, start=1)),
+    ]
+    return SwfTrace(
+        path=path,
+        header=parse_header(header),
+        jobs=frame,
+        bad_lines=jobs.bad_lines,
+        notes=jobs.notes,
+    )
