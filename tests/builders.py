@@ -41,6 +41,10 @@ class J:
     requested: float | None = None  #: requested walltime (SWF field 9); None: = runtime
     user: int = 1
     mem: float | None = None  #: requested memory per CPU in KiB; None: not given
+    properties: str = ""  #: required node properties, ``:``-joined (``^p``: must lack p)
+    exclusive: bool = False  #: whole nodes
+    gpus: int = 0  #: GPUs, whole job
+    nodes: int = 0  #: nodes asked for (0: not given)
 
 
 def make_site(
@@ -49,8 +53,12 @@ def make_site(
     estimate: str = "requested",
     kill_at_walltime: bool = True,
     memory: str | None = None,
+    properties: Sequence[Sequence[str]] = (),
+    gpus: Sequence[int] = (),
 ) -> Site:
-    """A site from ``(nodes, cpus_per_node[, memory_per_node_kib])`` per cluster.
+    """A site from ``(nodes, cpus_per_node[, memory_per_node_kib])`` per cluster, named
+    ``c0``, ``c1``...; ``properties`` and ``gpus`` give each cluster's node properties and
+    GPUs per node, in the same order.
 
     ``memory`` defaults to ``per-cpu`` when any cluster gives a memory, else ``ignore``."""
     docs: list[dict[str, Any]] = []
@@ -58,6 +66,10 @@ def make_site(
     for k, spec in enumerate(clusters):
         nodes, cpus_per_node = int(spec[0]), int(spec[1])
         doc: dict[str, Any] = {"name": f"c{k}", "nodes": nodes, "cpus_per_node": cpus_per_node}
+        if k < len(properties):
+            doc["properties"] = list(properties[k])
+        if k < len(gpus):
+            doc["gpus_per_node"] = int(gpus[k])
         mem = spec[2] if len(spec) > 2 else None
         if mem is not None:
             doc["memory_per_node"] = int(mem) * KIB
@@ -120,6 +132,12 @@ def make_trace(jobs: Sequence[J]) -> SwfTrace:
     for name in SWF_FIELDS:
         frame[name] = frame[name].astype(np.float64 if frame[name].dtype.kind == "f" else np.int64)
     frame["line"] = np.arange(1, len(jobs) + 1, dtype=np.int64)
+    if any(j.properties or j.exclusive or j.gpus or j.nodes for j in jobs):
+        frame["properties"] = pd.Series([j.properties for j in jobs], dtype=object)
+        frame["exclusive"] = np.array([j.exclusive for j in jobs], dtype=bool)
+        frame["gpus"] = np.array([j.gpus for j in jobs], dtype=np.int64)
+        frame["nodes"] = np.array([j.nodes for j in jobs], dtype=np.int64)
+        frame["ppn"] = np.zeros(len(jobs), dtype=np.int64)
     return SwfTrace(path=Path("<test>"), header=_EMPTY_HEADER, jobs=frame, bad_lines=())
 
 

@@ -76,7 +76,7 @@ def test_aleang_machines_layout_reads_ram_in_gb_and_marks_gpu_nodes(tmp_path: Pa
         32,
         192 * GIB,
     )
-    assert adan.properties == ("gpu",)
+    assert (adan.properties, adan.gpus_per_node, alfrid.gpus_per_node) == (("gpu",), 2, 0)
     assert any("2 GPUs per node" in note and "speed 5.9" in note for note in adan.notes)
     assert (alfrid.memory_per_node, alfrid.properties) == (1536 * GIB, ())
     assert {g.layout for g in groups} == {"aleang"}

@@ -57,6 +57,7 @@ METRICS_KEY_ORDER = [
     "waited_over_24h",
     "rejected",
     "cleaning",
+    "cleaning_detail",
     "counters",
     "run",
 ]
@@ -224,3 +225,28 @@ def test_metrics_json_key_order_is_stable(
     assert list(document["cleaning"]) == list(CLEANING_REASONS)
     assert list(document["run"]) == RUN_KEY_ORDER
     assert texts[0].endswith("}\n")
+
+
+def test_metrics_json_says_what_each_cleaning_reason_did_and_where(tmp_path: Path) -> None:
+    from builders import J, make_site, make_trace, simulate
+
+    from queuesim.core.workload import CleaningOptions, prepare
+    from queuesim.results.metrics import compute_metrics
+    from queuesim.results.output import write_run
+
+    site = make_site([(1, 4)], properties=[("fast",)])
+    jobs = [
+        J(1, 0, 10, 1),
+        J(2, 0, 0, 1),  # line 2: zero runtime, dropped
+        J(3, 1, 10, 1, properties="slow"),  # line 3: no group has it, rejected
+        J(4, 1, 10, 1, properties="c0.example.org"),  # line 4: a host, warned
+    ]
+    workload = prepare(make_trace(jobs), site, CleaningOptions(reject_unrunnable=True))
+    run = simulate(site, workload, "easy")
+    write_run(tmp_path, run.result, compute_metrics(run.result.jobs, total_cpus=site.total_cpus))
+    detail = json.loads((tmp_path / "metrics.json").read_text())["cleaning_detail"]
+    assert detail == {
+        "zero_runtime": {"action": "dropped", "jobs": 1, "first_lines": [2]},
+        "no_node_with_properties": {"action": "rejected", "jobs": 1, "first_lines": [3]},
+        "host_requirement_not_modelled": {"action": "warning", "jobs": 1, "first_lines": [4]},
+    }

@@ -524,7 +524,7 @@ def test_alea_trace_is_routed_by_queue_name_and_keeps_its_nodes_x_ppn_shape(
     )
     site = site_with(
         [{"name": "day"}, {"name": "short"}],
-        clusters=[{"name": "c", "nodes": 2, "cpus_per_node": 4}],
+        clusters=[{"name": "c", "nodes": 2, "cpus_per_node": 4, "properties": ["x86_64"]}],
         routing="trace",
         queue_map={"q_1d": "day", "q_2h": "short"},
     )

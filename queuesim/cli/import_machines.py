@@ -30,18 +30,29 @@ def add_parser(sub: Any) -> None:
         choices=("machines", "mwf"),
         help="machines: Alea/AleaNG .machines; mwf: Alea .mwf; default: from FILE's suffix",
     )
+    parser.add_argument(
+        "--property",
+        action="append",
+        default=[],
+        metavar="CLUSTER=P1,P2",
+        help="give the nodes of CLUSTER these node properties (features), which jobs may "
+        "require; repeat for several clusters. Machine files say little of properties: "
+        "take them from the jobs (queuesim inspect) and the site's documentation",
+    )
     parser.set_defaults(handler=cmd_import_machines)
 
 
 def cmd_import_machines(args: argparse.Namespace, console: Console) -> int:
     import shlex
 
-    from queuesim.site.alea_machines import clusters_yaml, read_machine_file
+    from queuesim.site.alea_machines import clusters_yaml, read_machine_file, with_properties
 
-    groups = read_machine_file(args.file, args.format)
+    groups = with_properties(read_machine_file(args.file, args.format), args.property)
     command = ["queuesim", "import-machines", str(args.file)]
     if args.format:
         command += ["--format", args.format]
+    for given in args.property:
+        command += ["--property", given]
     # Plain stdout, not the rich console: no markup, no wrapping of the YAML.
     sys.stdout.write(clusters_yaml(groups, args.file, command=shlex.join(command)))
     return 0

@@ -171,6 +171,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             title=f"queuesim {site.name} / {result.policy}",
             metrics=metrics,
             cleaning=workload.cleaning.counts,
+            cleaning_detail=workload.cleaning.detail(),
             facts=facts,
             queues=queues,
             users=users,

@@ -12,8 +12,9 @@ starts it with that plan; within a cluster pool the nodes are chosen first fit.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numba
 import numpy as np
@@ -22,6 +23,8 @@ from queuesim.common.errors import PolicyViolation
 from queuesim.core.profile import fitting_cpus
 from queuesim.site.enums import MemoryModel
 from queuesim.site.model import Site
+
+IntOrArray = TypeVar("IntOrArray", int, np.ndarray)
 
 #: memory of a pool where memory is not modelled: never the limit
 UNLIMITED = np.iinfo(np.int64).max // 4
@@ -33,8 +36,10 @@ class NodeState(NamedTuple):
 
     free_cpus: np.ndarray
     free_mem: np.ndarray
+    free_gpus: np.ndarray
     pool_free_cpus: np.ndarray
     pool_free_mem: np.ndarray
+    pool_free_gpus: np.ndarray
     pool_first: np.ndarray
     pool_end: np.ndarray
     #: pools are nodes (memory is per pool then)
@@ -43,12 +48,13 @@ class NodeState(NamedTuple):
 
 class Request(NamedTuple):
     """A job to place: ``cpus`` CPUs of ``mem`` bytes each (``ppn`` > 0: exactly that many
-    on each node it uses) on the pools ``mask`` allows; where ``plan`` says (CPUs per pool)
-    when ``planned``."""
+    on each node it uses, with ``gpn`` GPUs each) on the pools ``mask`` allows; where
+    ``plan`` says (CPUs per pool) when ``planned``."""
 
     cpus: int
     mem: int
     ppn: int
+    gpn: int
     mask: np.ndarray
     planned: bool
     plan: np.ndarray
@@ -73,18 +79,33 @@ class Allocation:
     mem_per_cpu: int
     pools: np.ndarray
     pool_cpus: np.ndarray
+    #: GPUs it holds on each of its nodes
+    gpus_per_node: int = 0
 
 
 class ClusterState:
     """Free resources of every node, changed only by :meth:`allocate` and :meth:`release`."""
 
-    def __init__(self, site: Site, queue_names: list[str], *, per_node: bool = False) -> None:
+    def __init__(
+        self,
+        site: Site,
+        queue_names: list[str],
+        *,
+        per_node: bool = False,
+        node_sets: Sequence[frozenset[str] | None] = (None,),
+    ) -> None:
         """``per_node``: one pool per node even without memory (jobs with a shape, so
-        that the profile sees single nodes)."""
+        that the profile sees single nodes). ``node_sets``: the clusters jobs' own
+        requirements allow (node properties, GPUs; ``None``: all), each combined with every
+        queue's clusters into one row of :attr:`masks` (see :meth:`mask_row`)."""
         self.capacity_cpus = site.node_cpus()
         self.capacity_mem = site.node_memory()
+        self.capacity_gpus = site.node_gpus()
         self.free_cpus = self.capacity_cpus.copy()
         self.free_mem = self.capacity_mem.copy()
+        self.free_gpus = self.capacity_gpus.copy()
+        #: whether any node has GPUs (the profile then tracks them)
+        self.gpus_modelled = bool(self.capacity_gpus.any())
         self.total_cpus = int(self.capacity_cpus.sum())
         self.total_free = self.total_cpus
         nodes = self.capacity_cpus.shape[0]
@@ -95,6 +116,7 @@ class ClusterState:
             self.pool_end = self.pool_first + 1
             self.pool_free_cpus = self.free_cpus.copy()
             self.pool_free_mem = self.free_mem.copy()
+            self.pool_free_gpus = self.free_gpus.copy()
             pool_cluster = cluster_of_node
         else:
             sizes = np.array([c.nodes for c in site.clusters], dtype=np.int64)
@@ -102,22 +124,33 @@ class ClusterState:
             self.pool_first = self.pool_end - sizes
             self.pool_free_cpus = np.array([c.cpus for c in site.clusters], dtype=np.int64)
             self.pool_free_mem = np.full(len(site.clusters), UNLIMITED, dtype=np.int64)
+            self.pool_free_gpus = np.add.reduceat(self.free_gpus, self.pool_first)
             pool_cluster = np.arange(len(site.clusters))
         self.pools = self.pool_first.shape[0]
         #: what every pool holds when empty
         self.pool_capacity_cpus = self.pool_free_cpus.copy()
         self.pool_capacity_mem = self.pool_free_mem.copy()
+        self.pool_capacity_gpus = self.pool_free_gpus.copy()
         cluster_names = [c.name for c in site.clusters]
-        self.queue_masks = np.zeros((len(queue_names), self.pools), dtype=np.bool_)
+        self._sets = len(node_sets)
+        #: the pools of every (queue, node set) pair, in the order of :meth:`mask_row`
+        self.masks = np.zeros((len(queue_names) * self._sets, self.pools), dtype=np.bool_)
         for q, name in enumerate(queue_names):
             allowed = site.queue(name).clusters
-            clusters = [i for i, c in enumerate(cluster_names) if allowed is None or c in allowed]
-            self.queue_masks[q] = np.isin(pool_cluster, clusters)
+            for k, needed in enumerate(node_sets):
+                clusters = [
+                    i
+                    for i, c in enumerate(cluster_names)
+                    if (allowed is None or c in allowed) and (needed is None or c in needed)
+                ]
+                self.masks[self.mask_row(q, k)] = np.isin(pool_cluster, clusters)
         self._state = NodeState(
             self.free_cpus,
             self.free_mem,
+            self.free_gpus,
             self.pool_free_cpus,
             self.pool_free_mem,
+            self.pool_free_gpus,
             self.pool_first,
             self.pool_end,
             self.per_node,
@@ -133,21 +166,45 @@ class ClusterState:
 
     # --- questions -------------------------------------------------------------------
 
+    def mask_row(self, queue: IntOrArray, node_set: IntOrArray) -> IntOrArray:
+        """The row of :attr:`masks` for jobs of ``queue`` whose requirements allow the
+        clusters of ``node_sets[node_set]`` (numbers or arrays of them)."""
+        row: IntOrArray = queue * self._sets + node_set
+        return row
+
     def _room(
-        self, mem_per_cpu: int, queue: int, cpus: np.ndarray, mem: np.ndarray, ppn: int = 0
+        self,
+        mem_per_cpu: int,
+        row: int,
+        cpus: np.ndarray,
+        mem: np.ndarray,
+        ppn: int = 0,
+        gpus: np.ndarray | None = None,
+        gpn: int = 0,
     ) -> int:
         room = cpus if mem_per_cpu == 0 else np.minimum(cpus, mem // mem_per_cpu)
         if ppn > 0:  # a shaped job takes ppn CPUs on a node, or nothing
             room = np.where(room >= ppn, ppn, 0)
-        return int(room[self.queue_masks[queue]].sum())
+        if gpn > 0 and gpus is not None:
+            room = np.where(gpus >= gpn, room, 0)
+        return int(room[self.masks[row]].sum())
 
-    def max_placeable(self, mem_per_cpu: int, queue: int, ppn: int = 0) -> int:
-        """The most CPUs of such a job (``ppn`` CPUs on each node it uses; 0: any spread)
-        the empty site could ever hold (for rejection)."""
+    def max_placeable(self, mem_per_cpu: int, row: int, ppn: int = 0, gpn: int = 0) -> int:
+        """The most CPUs of such a job (``ppn`` CPUs and ``gpn`` GPUs on each node it uses;
+        ``ppn`` 0: any spread) on the pools of ``masks[row]`` the empty site could ever hold
+        (for rejection)."""
         if self.per_node:
-            return self._room(mem_per_cpu, queue, self.capacity_cpus, self.capacity_mem, ppn)
+            return self._room(
+                mem_per_cpu,
+                row,
+                self.capacity_cpus,
+                self.capacity_mem,
+                ppn,
+                self.capacity_gpus,
+                gpn,
+            )
         cpus = np.add.reduceat(self.capacity_cpus, self.pool_first)
-        return self._room(mem_per_cpu, queue, cpus, np.full_like(cpus, UNLIMITED))
+        return self._room(mem_per_cpu, row, cpus, np.full_like(cpus, UNLIMITED))
 
     # --- changes ---------------------------------------------------------------------
 
@@ -156,24 +213,31 @@ class ClusterState:
         job_id: int,
         cpus: int,
         mem_per_cpu: int,
-        queue: int,
+        row: int,
         plan: np.ndarray | None = None,
         ppn: int = 0,
+        gpn: int = 0,
     ) -> Allocation:
         """Place a job - where ``plan`` says (CPUs per pool), else first fit over the pools
-        its queue may use - or raise :class:`PolicyViolation` naming the rule. A job with
-        ``ppn`` > 0 takes exactly ``ppn`` CPUs on each node it uses (one pool a node)."""
-        if ppn > 0 and not self.per_node:
+        of ``masks[row]`` (its queue's and requirements') - or raise
+        :class:`PolicyViolation` naming the rule. A job with ``ppn`` > 0 takes exactly
+        ``ppn`` CPUs, and ``gpn`` GPUs, on each node it uses (one pool a node)."""
+        if (ppn > 0 or gpn > 0) and not self.per_node:
             raise PolicyViolation(
-                f"job {job_id}: a job with {ppn} CPUs per node needs one pool per node"
+                f"job {job_id}: a job with {ppn} CPUs and {gpn} GPUs per node needs one pool "
+                "per node"
             )
+        if gpn > 0 and ppn == 0:
+            raise PolicyViolation(f"job {job_id}: a job with GPUs needs its CPUs per node")
         planned = plan is not None
         if plan is None:
             plan = self._no_plan
-        mask = self.queue_masks[queue]
-        outcome = _place_entry(*self._state_and_out, cpus, mem_per_cpu, ppn, mask, planned, plan)
+        mask = self.masks[row]
+        outcome = _place_entry(
+            *self._state_and_out, cpus, mem_per_cpu, ppn, gpn, mask, planned, plan
+        )
         if outcome < 0:
-            raise PolicyViolation(self._refusal(outcome, job_id, cpus, mem_per_cpu, queue, plan))
+            raise PolicyViolation(self._refusal(outcome, job_id, cpus, mem_per_cpu, row, plan))
         used_nodes, used_pools = divmod(outcome, self.pools + 1)
         self.total_free -= cpus
         out = self._out
@@ -183,10 +247,11 @@ class ClusterState:
             mem_per_cpu=mem_per_cpu,
             pools=out.pools[:used_pools].copy(),
             pool_cpus=out.pool_cpus[:used_pools].copy(),
+            gpus_per_node=gpn,
         )
 
     def _refusal(
-        self, outcome: int, job_id: int, cpus: int, mem_per_cpu: int, queue: int, plan: np.ndarray
+        self, outcome: int, job_id: int, cpus: int, mem_per_cpu: int, row: int, plan: np.ndarray
     ) -> str:
         if outcome == _PLAN_SIZE:
             return (
@@ -194,13 +259,16 @@ class ClusterState:
                 f"the job needs {cpus}"
             )
         if outcome == _PLAN_QUEUE:
-            return f"job {job_id}: the placement plan uses nodes its queue may not use"
+            return (
+                f"job {job_id}: the placement plan uses nodes its queue or its requirements "
+                "(node properties, GPUs) rule out"
+            )
         if outcome == _PLAN_SHAPE:
             return (
                 f"job {job_id}: the placement plan {plan[plan > 0].tolist()} does not give "
                 "every node it uses the job's CPUs per node"
             )
-        have = self._room(mem_per_cpu, queue, self.pool_free_cpus, self.pool_free_mem)
+        have = self._room(mem_per_cpu, row, self.pool_free_cpus, self.pool_free_mem)
         rule = "CPU capacity" if mem_per_cpu == 0 else "CPU and memory capacity"
         where = (
             f" where it was planned ({plan[plan > 0].tolist()} per pool)"
@@ -215,7 +283,13 @@ class ClusterState:
 
     def release(self, alloc: Allocation) -> None:
         self.total_free += _release_entry(
-            *self._state, alloc.nodes, alloc.cpus, alloc.pools, alloc.pool_cpus, alloc.mem_per_cpu
+            *self._state,
+            alloc.nodes,
+            alloc.cpus,
+            alloc.pools,
+            alloc.pool_cpus,
+            alloc.mem_per_cpu,
+            alloc.gpus_per_node,
         )
 
 
@@ -231,6 +305,7 @@ _PLAN_SHAPE = -5
 # and the output buffers as one tuple made once), and are named again there.
 _NODES = len(NodeState._fields)
 _PLACEMENT = _NODES + len(Placement._fields)
+_GPN = _PLACEMENT + 1  #: where _release_entry finds the GPUs per node
 
 
 @numba.njit(cache=True)
@@ -248,7 +323,10 @@ def _place_entry(*fields):  # type: ignore[no-untyped-def]
 def _release_entry(*fields):  # type: ignore[no-untyped-def]
     """:func:`_release` called with its structures flattened."""
     return _release(
-        NodeState(*fields[:_NODES]), Placement(*fields[_NODES:_PLACEMENT]), fields[_PLACEMENT]
+        NodeState(*fields[:_NODES]),
+        Placement(*fields[_NODES:_PLACEMENT]),
+        fields[_PLACEMENT],
+        fields[_GPN],
     )
 
 
@@ -259,6 +337,7 @@ def _place(state: NodeState, request: Request, out: Placement) -> int:
     negative code when it does not fit; else returns ``nodes_used * (pool_count + 1) +
     pools_used``, with the nodes, pools and CPUs written to ``out``."""
     plan, planned, ppn, mem = request.plan, request.planned, request.ppn, request.mem
+    gpn = request.gpn
     n_pools: int = plan.shape[0]
     if planned:
         total = 0
@@ -283,7 +362,8 @@ def _place(state: NodeState, request: Request, out: Placement) -> int:
             continue
         room = 0
         for n in range(state.pool_first[p], state.pool_end[p]):
-            room += fitting_cpus(state.free_cpus[n], state.free_mem[n], mem)
+            if gpn == 0 or state.free_gpus[n] >= gpn:
+                room += fitting_cpus(state.free_cpus[n], state.free_mem[n], mem)
         if room < want:
             if planned:
                 return _PLANNED_NO_ROOM
@@ -304,10 +384,13 @@ def _place(state: NodeState, request: Request, out: Placement) -> int:
         n = state.pool_first[p]
         while left > 0:
             room = fitting_cpus(state.free_cpus[n], state.free_mem[n], mem)
+            if gpn > 0 and state.free_gpus[n] < gpn:
+                room = 0
             if room > 0:
                 take = min(room, left)
                 state.free_cpus[n] -= take
                 state.free_mem[n] -= take * mem
+                state.free_gpus[n] -= gpn
                 out.nodes[used] = n
                 out.counts[used] = take
                 used += 1
@@ -316,20 +399,24 @@ def _place(state: NodeState, request: Request, out: Placement) -> int:
         state.pool_free_cpus[p] -= out.pool_cpus[k]
         if state.per_node:
             state.pool_free_mem[p] -= out.pool_cpus[k] * mem
+            state.pool_free_gpus[p] -= gpn
     return used * (n_pools + 1) + used_pools
 
 
 @numba.njit(cache=True)
-def _release(state: NodeState, held: Placement, mem: int) -> int:
-    """Give back the resources ``held`` (of ``mem`` bytes per CPU); returns its CPU count."""
+def _release(state: NodeState, held: Placement, mem: int, gpn: int) -> int:
+    """Give back the resources ``held`` (of ``mem`` bytes per CPU, ``gpn`` GPUs per node);
+    returns its CPU count."""
     for k in range(held.nodes.shape[0]):
         state.free_cpus[held.nodes[k]] += held.counts[k]
         state.free_mem[held.nodes[k]] += held.counts[k] * mem
+        state.free_gpus[held.nodes[k]] += gpn
     total = 0
     for k in range(held.pools.shape[0]):
         state.pool_free_cpus[held.pools[k]] += held.pool_cpus[k]
         if state.per_node:
             state.pool_free_mem[held.pools[k]] += held.pool_cpus[k] * mem
+            state.pool_free_gpus[held.pools[k]] += gpn
         total += held.pool_cpus[k]
     return total
 

@@ -37,8 +37,12 @@ class Context:
         self.ppn: np.ndarray = state.ppn
         self.user: np.ndarray = state.workload.jobs["user"].to_numpy()
         self._job_arrays = JobArrays(
-            self.cpus, self.queue, self.estimate, self.ppn, self.cluster.queue_masks
+            self.cpus, self.queue, self.estimate, self.ppn, self.cluster.masks, state.mask_of
         )
+        none = np.zeros(0, dtype=np.int64)
+        gpus = self.cluster.gpus_modelled
+        self._free_gpus = self.cluster.pool_free_gpus if gpus else none
+        self._capacity_gpus = self.cluster.pool_capacity_gpus if gpus else none
         self.freed = False  #: resources were released since the last pass
         self.arrived: list[int] = []  #: jobs submitted at this instant
         self.finished: list[int] = state.finished  #: jobs that ended at this instant
@@ -107,8 +111,11 @@ class Context:
             alloc_pool,
             alloc_cpus,
             self.mem_per_cpu,
+            self._state.gpn,
             cluster.pool_capacity_cpus,
             cluster.pool_capacity_mem,
+            self._free_gpus,
+            self._capacity_gpus,
         )
 
     def job_arrays(self) -> JobArrays:
@@ -138,8 +145,9 @@ class Context:
         held = limits.held_now(order)
         if not held.any():
             return order
-        free = self.cluster.queue_masks @ self.cluster.pool_free_cpus
-        self.held_back(order, np.where(self.cpus[order] <= free[self.queue[order]], held, 0))
+        free = self.cluster.masks @ self.cluster.pool_free_cpus
+        mask_of = self._state.mask_of
+        self.held_back(order, np.where(self.cpus[order] <= free[mask_of[order]], held, 0))
         kept: np.ndarray = order[held == 0]
         return kept
 

@@ -58,7 +58,9 @@ class Simulation:
         self.policy = policy
         self.params = dict(params or {})
         self.progress = progress
-        cluster = ClusterState(site, workload.queue_names, per_node=workload.shaped)
+        cluster = ClusterState(
+            site, workload.queue_names, per_node=workload.shaped, node_sets=workload.node_sets
+        )
         self.ordering = make_ordering(
             site, workload.jobs, (cluster.capacity_cpus, cluster.capacity_mem)
         )

@@ -6,7 +6,9 @@ weighs more. What a job pays per second of runtime is its CPU count, or with the
 multi-resource charge its *processor equivalents*: on every node it occupies, the larger
 of its CPUs there and its memory there expressed in CPUs of that node (memory / (node
 memory / node CPUs)). A job with little memory pays its CPUs; one that fills a node's
-memory with one CPU pays for the whole node.
+memory with one CPU pays for the whole node. With the fairshare option ``charge_gpus``
+the GPUs it holds on a node count too, in CPUs of that node (GPUs / (node GPUs / node
+CPUs)): a one-CPU job holding all GPUs of a node pays for the whole node.
 
 Decay is either continuous with a half-life (usage x 0.5 ** (dt / half_life)) or by a
 factor at every interval boundary (usage x factor at t = k * interval), as schedulers do
@@ -40,6 +42,7 @@ class FairshareLedger:
         capacity_cpus: np.ndarray,
         capacity_mem: np.ndarray,
         memory_modelled: bool,
+        capacity_gpus: np.ndarray | None = None,
     ) -> None:
         self.config = config
         accounts, self.job_account = np.unique(job_account, return_inverse=True)
@@ -54,7 +57,9 @@ class FairshareLedger:
         self.running_since = np.zeros(accounts.shape[0])  #: sum of rate * start
         self._cpus = capacity_cpus
         self._mem = capacity_mem
-        self._multi = config.charge is Charge.MULTI_RESOURCE and memory_modelled
+        multi = config.charge is Charge.MULTI_RESOURCE
+        self._multi = multi and memory_modelled
+        self._gpus = capacity_gpus if multi and config.charge_gpus else None
         self._log_every = config.usage_log
         self._next_log = 0.0
         self._log: list[tuple[float, np.ndarray]] = []
@@ -85,11 +90,18 @@ class FairshareLedger:
 
     def rate_of(self, cpus: int, alloc: Allocation) -> float:
         """What the job pays per second: CPUs, or processor equivalents."""
-        if not self._multi or alloc.mem_per_cpu == 0:
+        gpus = self._gpus is not None and alloc.gpus_per_node > 0
+        if not gpus and (not self._multi or alloc.mem_per_cpu == 0):
             return float(cpus)
         node_cpus = self._cpus[alloc.nodes]
-        mem_in_cpus = alloc.cpus * alloc.mem_per_cpu * node_cpus / self._mem[alloc.nodes]
-        return float(np.maximum(alloc.cpus, mem_in_cpus).sum())
+        equivalents = alloc.cpus.astype(np.float64)
+        if self._multi:
+            mem_in_cpus = alloc.cpus * alloc.mem_per_cpu * node_cpus / self._mem[alloc.nodes]
+            equivalents = np.maximum(equivalents, mem_in_cpus)
+        if gpus and self._gpus is not None:
+            gpu_in_cpus = alloc.gpus_per_node * node_cpus / self._gpus[alloc.nodes]
+            equivalents = np.maximum(equivalents, gpu_in_cpus)
+        return float(equivalents.sum())
 
     def job_started(self, job: int, cpus: int, alloc: Allocation, now: float) -> None:
         self._advance(now)

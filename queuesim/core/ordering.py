@@ -60,6 +60,7 @@ class FairshareOrder:
             capacity[0],
             capacity[1],
             site.memory is MemoryModel.PER_CPU,
+            site.node_gpus(),
         )
 
     def usage_of(self, now: float, waiting: np.ndarray) -> np.ndarray:

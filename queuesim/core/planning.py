@@ -102,17 +102,27 @@ def _count_start(job: int, jobs: JobArrays, limits: LimitState) -> None:
 
 @numba.njit(cache=True)
 def _block_suitable(
-    prof: Profile, state: ProfileState, before: float, per_cpu: int, ppn: int, mask: np.ndarray
+    prof: Profile,
+    state: ProfileState,
+    before: float,
+    per_cpu: int,
+    ppn: int,
+    gpn: int,
+    mask: np.ndarray,
 ) -> None:
     """Greedy anti-starvation: nothing else may use, before ``before``, any pool of
     ``mask`` whose empty capacity could hold part of the job (paper 004, 3.1)."""
     for p in range(prof.cpus.shape[1]):
         room = fitting_cpus(state.capacity_cpus[p], state.capacity_mem[p], per_cpu)
+        if gpn > 0 and state.capacity_gpus[p] < gpn:
+            room = 0
         if mask[p] and _shaped(room, ppn) > 0:
             s = 0
             while prof.times[s] < before:
                 prof.cpus[s, p] = 0
                 prof.mem[s, p] = 0
+                if prof.gpus.shape[1]:
+                    prof.gpus[s, p] = 0
                 s += 1
 
 
@@ -153,21 +163,23 @@ def _book_promises(pl: Planning, promises: Promises) -> None:
         if promises.starts[k] < NEVER:
             job = waiting[k]
             per_cpu = state.job_mem[job]
-            mask = jobs.queue_masks[jobs.queue[job]]
+            mask = jobs.masks[jobs.mask_of[job]]
             t = max(promises.starts[k], state.now)
             i = _split(prof, t)
             j = _window_end(prof, i, jobs.estimate[job])
             promised = promises.plans[k]
-            if promised.sum() == jobs.cpus[job] and _fits_plan(prof, i, j, per_cpu, promised):
+            gpn = state.job_gpn[job]
+            fits_promise = _fits_plan(prof, i, j, per_cpu, gpn, promised)
+            if promised.sum() == jobs.cpus[job] and fits_promise:
                 plan.plans[k] = promised
                 fits = True
             else:  # a running job outlived its estimate: any pools will do at that time
-                room = _window_room(prof, i, j, per_cpu, jobs.ppn[job], mask, plan.room)
+                room = _window_room(prof, i, j, per_cpu, jobs.ppn[job], gpn, mask, plan.room)
                 fits = room >= jobs.cpus[job]
                 if fits:
                     _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
             if fits:
-                _take(prof, t, jobs.estimate[job], per_cpu, plan.plans[k], 1)
+                _take(prof, t, jobs.estimate[job], per_cpu, gpn, plan.plans[k], 1)
                 plan.booked[k] = True
                 plan.starts[k] = t
 
@@ -182,13 +194,14 @@ def _compress(pl: Planning) -> None:
             job = waiting[k]
             per_cpu = state.job_mem[job]
             duration = jobs.estimate[job]
-            _take(prof, plan.starts[k], duration, per_cpu, plan.plans[k], -1)
-            mask = jobs.queue_masks[jobs.queue[job]]
+            gpn = state.job_gpn[job]
+            _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], -1)
+            mask = jobs.masks[jobs.mask_of[job]]
             need, ppn = jobs.cpus[job], jobs.ppn[job]
-            i = _earliest(prof, need, per_cpu, ppn, mask, duration, False, plan.room)
+            i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
             _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
             plan.starts[k] = prof.times[i]
-            _take(prof, plan.starts[k], duration, per_cpu, plan.plans[k], 1)
+            _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
 
 
 @numba.njit(cache=True)
@@ -207,7 +220,8 @@ def _start_due_promises(pl: Planning) -> int:
         limit = _held_by(job, jobs.cpus, jobs.queue, counts)
         if limit:
             plan.held[k] = limit
-            _take(prof, state.now, jobs.estimate[job], state.job_mem[job], plan.plans[k], -1)
+            per_cpu, gpn = state.job_mem[job], state.job_gpn[job]
+            _take(prof, state.now, jobs.estimate[job], per_cpu, gpn, plan.plans[k], -1)
             plan.plans[k] = 0
             plan.starts[k] = NEVER
         else:
@@ -261,7 +275,7 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int) -> None:
             continue
         job = waiting[k]
         per_cpu = state.job_mem[job]
-        mask = jobs.queue_masks[jobs.queue[job]]
+        mask = jobs.masks[jobs.mask_of[job]]
         first = 0
         limit = _held_by(job, jobs.cpus, jobs.queue, counts)
         if limit:
@@ -279,18 +293,19 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int) -> None:
             first = _split(prof, allowed)
         now_only = reserved >= rules.depth
         need, ppn, duration = jobs.cpus[job], jobs.ppn[job], jobs.estimate[job]
-        i = _earliest(prof, need, per_cpu, ppn, mask, duration, now_only, plan.room, first)
+        gpn = state.job_gpn[job]
+        i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, now_only, plan.room, first)
         if i < 0 or (i > 0 and not rules.backfill):
             if not rules.backfill:
                 break
             continue
         _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
         plan.starts[k] = prof.times[i]
-        _take(prof, plan.starts[k], jobs.estimate[job], per_cpu, plan.plans[k], 1)
+        _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
         if i > 0:
             reserved += 1
             if rules.greedy:
-                _block_suitable(prof, state, plan.starts[k], per_cpu, jobs.ppn[job], mask)
+                _block_suitable(prof, state, plan.starts[k], per_cpu, ppn, gpn, mask)
         else:
             _count_start(job, jobs, counts)
 
@@ -422,7 +437,8 @@ def _room_beside_plan_entry(*fields):  # type: ignore[no-untyped-def]
     for k in range(n):
         if starts[k] < NEVER:
             job = planned_jobs[k]
-            _take(prof, starts[k], jobs.estimate[job], state.job_mem[job], plans[k], 1)
+            per_cpu, gpn = state.job_mem[job], state.job_gpn[job]
+            _take(prof, starts[k], jobs.estimate[job], per_cpu, gpn, plans[k], 1)
             latest = max(latest, starts[k])
     pools = prof.cpus.shape[1]
     free_now = 0
@@ -441,9 +457,10 @@ def _room_beside_plan_entry(*fields):  # type: ignore[no-untyped-def]
     for k in range(candidates.shape[0]):
         job = candidates[k]
         need, per_cpu, ppn = jobs.cpus[job], state.job_mem[job], jobs.ppn[job]
-        mask = jobs.queue_masks[jobs.queue[job]]
+        mask = jobs.masks[jobs.mask_of[job]]
         duration = jobs.estimate[job]
-        fits[k] = _earliest(prof, need, per_cpu, ppn, mask, duration, True, room) == 0
+        gpn = state.job_gpn[job]
+        fits[k] = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, True, room) == 0
     return free_now, spare, fits
 
 

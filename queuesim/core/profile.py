@@ -42,11 +42,16 @@ class ProfileState(NamedTuple):
     alloc_len: np.ndarray
     alloc_pool: np.ndarray
     alloc_cpus: np.ndarray
-    #: every job's memory per CPU
+    #: every job's memory per CPU, and GPUs on each node it uses (0: none; a job with
+    #: GPUs always has a ``ppn``)
     job_mem: np.ndarray
+    job_gpn: np.ndarray
     #: the capacity (CPUs, memory) of every pool when empty
     capacity_cpus: np.ndarray
     capacity_mem: np.ndarray
+    #: GPUs free now and when empty, per pool (empty arrays when the site has no GPUs)
+    free_gpus: np.ndarray
+    capacity_gpus: np.ndarray
 
 
 class JobArrays(NamedTuple):
@@ -58,8 +63,10 @@ class JobArrays(NamedTuple):
     estimate: np.ndarray
     #: CPUs on each node it uses (0: any spread)
     ppn: np.ndarray
-    #: per queue, the pools its jobs may use (queues x pools, bool)
-    queue_masks: np.ndarray
+    #: the pools a job may use: row ``mask_of[job]`` of ``masks`` (its queue's clusters
+    #: and those with the node properties and GPUs it requires; rows x pools, bool)
+    masks: np.ndarray
+    mask_of: np.ndarray
 
 
 class LimitState(NamedTuple):
@@ -105,13 +112,15 @@ class Promises(NamedTuple):
 
 class Profile(NamedTuple):
     """The availability profile being planned: ``size[0]`` steps, step ``s`` from
-    ``times[s]`` with ``cpus[s, p]`` and ``mem[s, p]`` free in pool ``p``. The arrays have
+    ``times[s]`` with ``cpus[s, p]``, ``mem[s, p]`` and ``gpus[s, p]`` free in pool ``p``
+    (``gpus`` has no columns when the site has no GPUs). The arrays have
     room for the steps a pass may add; ``size`` is a one-element array so that kernels can
     change it in place."""
 
     times: np.ndarray
     cpus: np.ndarray
     mem: np.ndarray
+    gpus: np.ndarray
     size: np.ndarray
 
 
@@ -122,6 +131,8 @@ def _copy_step(prof: Profile, src: int, dst: int) -> None:
     for p in range(prof.cpus.shape[1]):
         prof.cpus[dst, p] = prof.cpus[src, p]
         prof.mem[dst, p] = prof.mem[src, p]
+    for p in range(prof.gpus.shape[1]):
+        prof.gpus[dst, p] = prof.gpus[src, p]
 
 
 @numba.njit(cache=True)
@@ -135,13 +146,16 @@ def _build(state: ProfileState, extra: int) -> Profile:
         np.empty(size, dtype=np.float64),
         np.empty((size, pools), dtype=np.int64),
         np.empty((size, pools), dtype=np.int64),
+        np.empty((size, state.free_gpus.shape[0]), dtype=np.int64),
         np.ones(1, dtype=np.int64),
     )
-    times, cpus, mem = prof.times, prof.cpus, prof.mem
+    times, cpus, mem, gpus = prof.times, prof.cpus, prof.mem, prof.gpus
     times[0] = state.now
     for p in range(pools):
         cpus[0, p] = state.free_cpus[p]
         mem[0, p] = state.free_mem[p]
+    for p in range(gpus.shape[1]):
+        gpus[0, p] = state.free_gpus[p]
     steps = 1
     for k in range(order.shape[0]):
         r = order[k]
@@ -156,6 +170,8 @@ def _build(state: ProfileState, extra: int) -> Profile:
             p = state.alloc_pool[e]
             cpus[steps - 1, p] += state.alloc_cpus[e]
             mem[steps - 1, p] += state.alloc_cpus[e] * state.job_mem[job]
+            if gpus.shape[1]:
+                gpus[steps - 1, p] += state.job_gpn[job]
     prof.size[0] = steps
     return prof
 
@@ -178,6 +194,15 @@ def _shaped(room: int, ppn: int) -> int:
 
 
 @numba.njit(cache=True, inline="always")
+def _pool_room(prof: Profile, s: int, p: int, per_cpu: int, gpn: int) -> int:
+    """CPUs of a job (``per_cpu`` memory each, ``gpn`` GPUs on each node) free in pool
+    ``p`` at step ``s``: none when the pool lacks the GPUs."""
+    if gpn > 0 and prof.gpus[s, p] < gpn:
+        return 0
+    return fitting_cpus(prof.cpus[s, p], prof.mem[s, p], per_cpu)
+
+
+@numba.njit(cache=True, inline="always")
 def _window_end(prof: Profile, i: int, duration: float) -> int:
     """First step at or after the end of a window starting at step ``i``."""
     end = prof.times[i] + duration
@@ -189,7 +214,14 @@ def _window_end(prof: Profile, i: int, duration: float) -> int:
 
 @numba.njit(cache=True, inline="always")
 def _window_room(
-    prof: Profile, i: int, j: int, per_cpu: int, ppn: int, mask: np.ndarray, out: np.ndarray
+    prof: Profile,
+    i: int,
+    j: int,
+    per_cpu: int,
+    ppn: int,
+    gpn: int,
+    mask: np.ndarray,
+    out: np.ndarray,
 ) -> int:
     """Per pool, the CPUs of the job free over steps ``i`` to ``j - 1`` (into ``out``);
     returns their sum."""
@@ -198,32 +230,32 @@ def _window_room(
         if not mask[p]:
             out[p] = 0
             continue
-        best = fitting_cpus(prof.cpus[i, p], prof.mem[i, p], per_cpu)
+        best = _pool_room(prof, i, p, per_cpu, gpn)
         for s in range(i + 1, j):
-            best = min(best, fitting_cpus(prof.cpus[s, p], prof.mem[s, p], per_cpu))
+            best = min(best, _pool_room(prof, s, p, per_cpu, gpn))
         out[p] = _shaped(best, ppn)
         total += out[p]
     return total
 
 
 @numba.njit(cache=True, inline="always")
-def _fits_plan(prof: Profile, i: int, j: int, per_cpu: int, plan: np.ndarray) -> bool:
+def _fits_plan(prof: Profile, i: int, j: int, per_cpu: int, gpn: int, plan: np.ndarray) -> bool:
     """Whether every pool keeps ``plan[p]`` CPUs of the job free over steps ``i``..``j-1``."""
     for p in range(plan.shape[0]):
         if plan[p]:
             for s in range(i, j):
-                if fitting_cpus(prof.cpus[s, p], prof.mem[s, p], per_cpu) < plan[p]:
+                if _pool_room(prof, s, p, per_cpu, gpn) < plan[p]:
                     return False
     return True
 
 
 @numba.njit(cache=True, inline="always")
-def _step_room(prof: Profile, s: int, per_cpu: int, ppn: int, mask: np.ndarray) -> int:
+def _step_room(prof: Profile, s: int, per_cpu: int, ppn: int, gpn: int, mask: np.ndarray) -> int:
     """The CPUs of the job free at step ``s`` over the pools of ``mask``."""
     total = 0
     for p in range(prof.cpus.shape[1]):
         if mask[p]:
-            total += _shaped(fitting_cpus(prof.cpus[s, p], prof.mem[s, p], per_cpu), ppn)
+            total += _shaped(_pool_room(prof, s, p, per_cpu, gpn), ppn)
     return total
 
 
@@ -233,6 +265,7 @@ def _earliest(
     need: int,
     per_cpu: int,
     ppn: int,
+    gpn: int,
     mask: np.ndarray,
     duration: float,
     now_only: bool,
@@ -240,7 +273,8 @@ def _earliest(
     first: int = 0,
 ) -> int:
     """First step from step ``first`` at whose start a job of ``need`` CPUs (``per_cpu``
-    memory each, ``ppn`` on each node or any spread, on the pools of ``mask``) fits for its
+    memory each, ``ppn`` on each node or any spread, ``gpn`` GPUs on each node, on the pools
+    of ``mask``) fits for its
     whole ``duration`` (its room per pool left in ``room``); -1 if none, or, with
     ``now_only``, if it does not fit at step ``first``."""
     times, steps = prof.times, prof.size[0]
@@ -251,7 +285,7 @@ def _earliest(
         end = times[i] + duration
         blocked = -1
         while j < steps and (j == i or times[j] < end):
-            if _step_room(prof, j, per_cpu, ppn, mask) < need:
+            if _step_room(prof, j, per_cpu, ppn, gpn, mask) < need:
                 blocked = j
                 break
             j += 1
@@ -259,7 +293,7 @@ def _earliest(
             if prof.cpus.shape[1] == 1:
                 room[0] = need  # one pool: no short step means the whole window fits
                 return i
-            if _window_room(prof, i, j, per_cpu, ppn, mask, room) >= need:
+            if _window_room(prof, i, j, per_cpu, ppn, gpn, mask, room) >= need:
                 return i
         if now_only:
             return -1
@@ -285,10 +319,16 @@ def _split(prof: Profile, t: float) -> int:
 
 @numba.njit(cache=True)
 def _take(
-    prof: Profile, start: float, duration: float, per_cpu: int, plan: np.ndarray, sign: int
+    prof: Profile,
+    start: float,
+    duration: float,
+    per_cpu: int,
+    gpn: int,
+    plan: np.ndarray,
+    sign: int,
 ) -> None:
     """Take (sign 1) or give back (sign -1) ``plan[p]`` CPUs of every pool from ``start``
-    for ``duration``."""
+    for ``duration`` (and ``gpn`` GPUs of every pool it uses)."""
     i = _split(prof, start)
     j = _split(prof, start + duration)
     for p in range(plan.shape[0]):
@@ -299,6 +339,9 @@ def _take(
             if per_cpu:
                 for s in range(i, j):
                     prof.mem[s, p] -= amount * per_cpu
+            if gpn:
+                for s in range(i, j):
+                    prof.gpus[s, p] -= sign * gpn
 
 
 @numba.njit(cache=True)
@@ -319,14 +362,17 @@ def tiny_profile_state() -> ProfileState:
     """A one-pool, one-CPU machine with job 0 running until t=1: input for warm-ups."""
     one = np.ones(1, dtype=np.int64)
     zero = np.zeros(1, dtype=np.int64)
-    return ProfileState(0.0, one, one, np.ones(1), zero, zero, one, zero, one, zero, one, one)
+    none = np.zeros(0, dtype=np.int64)
+    return ProfileState(
+        0.0, one, one, np.ones(1), zero, zero, one, zero, one, zero, zero, one, one, none, none
+    )
 
 
 def tiny_job_arrays() -> JobArrays:
     """One job of one CPU in queue 0, for warm-ups with :func:`tiny_profile_state`."""
     one = np.ones(1, dtype=np.int64)
     zero = np.zeros(1, dtype=np.int64)
-    return JobArrays(one, zero, np.ones(1), zero, np.ones((1, 1), dtype=np.bool_))
+    return JobArrays(one, zero, np.ones(1), zero, np.ones((1, 1), dtype=np.bool_), zero)
 
 
 def no_limits(job_queue: np.ndarray, queues: int) -> LimitState:

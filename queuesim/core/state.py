@@ -76,6 +76,9 @@ class RunState:
         self.mem_per_cpu = jobs["mem_per_cpu"].to_numpy(dtype=np.int64, copy=True)
         self.ppn = jobs["ppn"].to_numpy(dtype=np.int64, copy=True)
         self.queue = jobs["queue"].cat.codes.to_numpy().astype(np.int64)
+        self.gpn = jobs["gpn"].to_numpy(dtype=np.int64, copy=True)
+        #: every job's row of the cluster's pool masks (its queue and its requirements)
+        self.mask_of = cluster.mask_row(self.queue, jobs["node_set"].to_numpy(dtype=np.int64))
         self.job_ids = jobs["job_id"].to_numpy()
         self.limits = QueueLimits(site, jobs, workload.queue_names, self.cpus, self.queue)
         self.submit = jobs["submit"].to_numpy()
@@ -180,7 +183,13 @@ class RunState:
             )
         try:
             alloc = self.cluster.allocate(
-                self.job_id(job), cpus, int(self.mem_per_cpu[job]), queue, plan, int(self.ppn[job])
+                self.job_id(job),
+                cpus,
+                int(self.mem_per_cpu[job]),
+                int(self.mask_of[job]),
+                plan,
+                int(self.ppn[job]),
+                int(self.gpn[job]),
             )
         except PolicyViolation as exc:
             raise PolicyViolation(f"at time {now}: {exc}") from None

@@ -24,10 +24,20 @@ Cleaning rules, in order (the reason keys are those of the run report and metric
   queue takes single-node jobs only);
 * ``too_large`` - rejected: no node set its queue may use could ever hold it;
 * ``over_limit`` - rejected: it asks for more CPUs than its queue's ``cpu_pool`` or
-  ``max_cpus_per_user``, so it could never start.
+  ``max_cpus_per_user``, so it could never start;
+* the requirements of :mod:`queuesim.core.requirements` - rejected:
+  ``no_node_with_properties``, ``no_node_with_gpus``; repaired:
+  ``exclusive_whole_nodes``; warnings (the job runs, the requirement is not honoured in
+  full): ``exclusive_one_node_size``, ``gpus_rounded_up``, ``gpu_job_shape_rounded``,
+  ``host_requirement_not_modelled``, ``resource_not_modelled``.
 
-Rejections (the last three) are errors unless the caller passes ``reject_unrunnable``: a
-job that cannot run on the site usually means the wrong site file for the trace.
+Rejections are errors unless the caller passes ``reject_unrunnable``: a job that cannot
+run on the site usually means the wrong site file for the trace.
+
+A log reader may also have dropped, repaired or warned about records before (a PBS array
+parent, a Slurm job still pending at the end of the log; see the reader's docstring):
+those reader notes (:attr:`~queuesim.traces.swf.SwfTrace.notes`) come first in the counts,
+under the reader's reason keys, with the action the reader gave.
 
 Job shapes: a job normally takes its CPUs from any nodes. A job of a ``single_node`` queue
 takes all its CPUs on one node, and a job of Alea's extended SWF whose nodespec asks for
@@ -45,12 +55,13 @@ import pandas as pd
 
 from queuesim.common.errors import WorkloadError
 from queuesim.core.cluster import ClusterState
+from queuesim.core.requirements import REQUIREMENT_REASONS, resolve
 from queuesim.site.enums import DfrsAnnotation, EstimateSource, MemoryModel, Routing
 from queuesim.site.model import Site
 from queuesim.traces.registry import read_trace
 from queuesim.traces.swf import SwfHeader, SwfTrace
 
-CLEANING_REASONS = (
+CLEANING_REASONS: tuple[str, ...] = (
     "malformed_line",
     "cancelled",
     "zero_runtime",
@@ -64,9 +75,22 @@ CLEANING_REASONS = (
     "no_queue",
     "too_large",
     "over_limit",
+    *REQUIREMENT_REASONS,
 )
 DROPPED = ("malformed_line", "cancelled", "zero_runtime", "no_submit_time", "no_cpus")
-REJECTED = ("no_queue", "too_large", "over_limit")
+REJECTED = (
+    "no_queue",
+    "too_large",
+    "over_limit",
+    *(r for r, action in REQUIREMENT_REASONS.items() if action == "rejected"),
+)
+#: what cleaning does to the jobs a reason names
+ACTIONS: dict[str, str] = {
+    **dict.fromkeys(CLEANING_REASONS, "repaired"),
+    **dict.fromkeys(DROPPED, "dropped"),
+    **REQUIREMENT_REASONS,
+    **dict.fromkeys(REJECTED, "rejected"),
+}
 
 #: what time-shared nodes need of every job: its tasks, CPU need and memory fraction (a DFRS
 #: annotation adds them to the job table, see :mod:`queuesim.traces.dfrs_annotation`)
@@ -86,6 +110,8 @@ JOB_COLUMNS = (
     "cpus",
     "mem_per_cpu",
     "ppn",
+    "gpn",
+    "node_set",
 )
 
 STATUS_CANCELLED = 5
@@ -106,20 +132,44 @@ class Cleaning:
 
     counts: dict[str, int]
     records: pd.DataFrame  # columns: job_id, line, reason, action
+    #: reason -> what was done (dropped, repaired, rejected, warning); every key of counts
+    actions: dict[str, str] = field(default_factory=lambda: dict(ACTIONS))
+
+    def _total(self, action: str) -> int:
+        return sum(n for r, n in self.counts.items() if self.actions.get(r) == action)
 
     @property
     def dropped(self) -> int:
-        return sum(self.counts[r] for r in DROPPED)
+        return self._total("dropped")
 
     @property
     def rejected(self) -> int:
-        return sum(self.counts[r] for r in REJECTED)
+        return self._total("rejected")
 
     @property
     def repaired(self) -> int:
-        return sum(
-            self.counts[r] for r in CLEANING_REASONS if r not in DROPPED and r not in REJECTED
-        )
+        return self._total("repaired")
+
+    @property
+    def warned(self) -> int:
+        return self._total("warning")
+
+    def detail(self, per_reason: int = 5) -> dict[str, tuple[str, list[int]]]:
+        """Per reason that applies: what was done, and its first trace lines."""
+        lines = self.first_lines(per_reason)
+        return {
+            reason: (self.actions.get(reason, ""), lines.get(reason, []))
+            for reason, count in self.counts.items()
+            if count
+        }
+
+    def first_lines(self, per_reason: int = 5) -> dict[str, list[int]]:
+        """The first trace lines of every reason that applies (to show where to look)."""
+        records = self.records
+        return {
+            str(reason): sorted(int(x) for x in group["line"].to_numpy())[:per_reason]
+            for reason, group in records.groupby("reason", sort=False)
+        }
 
 
 @dataclass(frozen=True)
@@ -131,6 +181,8 @@ class Workload:
     source: str
     header: SwfHeader | None = None
     queue_names: list[str] = field(default_factory=list)
+    #: the clusters jobs' requirements allow (column ``node_set`` indexes it; None: all)
+    node_sets: list[frozenset[str] | None] = field(default_factory=lambda: [None])
 
     @property
     def annotated(self) -> bool:
@@ -144,9 +196,25 @@ class Workload:
 
 
 class _Recorder:
-    def __init__(self) -> None:
-        self.counts = dict.fromkeys(CLEANING_REASONS, 0)
+    def __init__(self, notes: pd.DataFrame) -> None:
+        """``notes``: what the trace's reader did (see the module docstring)."""
+        reasons = list(dict.fromkeys(notes["reason"].astype(str)))
+        self.counts = dict.fromkeys([*reasons, *CLEANING_REASONS], 0)
+        self.actions = dict(ACTIONS)
         self.parts: list[pd.DataFrame] = []
+        for reason, group in notes.groupby("reason", sort=False):
+            self.counts[str(reason)] += len(group)
+            self.actions[str(reason)] = str(group["action"].iloc[0])
+            self.parts.append(
+                pd.DataFrame(
+                    {
+                        "job_id": np.full(len(group), -1, dtype=np.int64),
+                        "line": group["line"].to_numpy(dtype=np.int64),
+                        "reason": str(reason),
+                        "action": group["action"].to_numpy(dtype=object),
+                    }
+                )
+            )
 
     def add(self, frame: pd.DataFrame, mask: np.ndarray, reason: str, action: str) -> None:
         n = int(mask.sum())
@@ -175,7 +243,7 @@ class _Recorder:
                 }
             )
         )
-        return Cleaning(counts=self.counts, records=records)
+        return Cleaning(counts=self.counts, records=records, actions=self.actions)
 
 
 def load_workload(path: str | Path, site: Site, options: CleaningOptions | None = None) -> Workload:
@@ -209,7 +277,7 @@ def _with_dfrs_annotation(trace: SwfTrace, site: Site) -> SwfTrace:
 def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None) -> Workload:
     """Clean and route the jobs of ``trace`` for ``site`` (see the module docstring)."""
     options = options or CleaningOptions()
-    rec = _Recorder()
+    rec = _Recorder(trace.notes)
     rec.counts["malformed_line"] = len(trace.bad_lines)
     if trace.bad_lines:
         rec.parts.append(
@@ -252,7 +320,8 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
     requested = jobs["req_time"].to_numpy(dtype=np.float64)
     has_walltime = requested > 0
 
-    ppn = _trace_ppn(jobs, cpus)
+    resolved = resolve(jobs, site, cpus, _trace_ppn(jobs, cpus))
+    cpus, ppn, gpn = resolved.cpus, resolved.ppn, resolved.gpn
     single = _single_node_fit(site, cpus, ppn)
     queue_index = _route(trace, jobs, site, np.where(has_walltime, requested, runtime), single)
     no_queue = queue_index < 0
@@ -283,20 +352,31 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
         mem_per_cpu = np.where(missing, 0, np.ceil(req_mem * 1024)).astype(np.int64)
 
     rec.add(jobs, no_queue, "no_queue", "rejected")
+    unmet = np.zeros(len(jobs), dtype=bool)
+    for reason, flagged in resolved.flags.items():
+        action = REQUIREMENT_REASONS[reason]
+        mine = flagged & ~no_queue & ~unmet
+        rec.add(jobs, mine, reason, action)
+        if action == "rejected":
+            unmet |= mine
     queue_names = [q.name for q in queues]
     # a single-node queue's jobs take all their CPUs on one node
     in_single = np.array([q.single_node for q in queues] + [False])[queue_index]
     ppn = np.where(in_single, cpus, ppn)
-    state = ClusterState(site, queue_names, per_node=bool((ppn > 0).any()))
-    # the most CPUs each (memory per CPU, queue, shape) combination could ever get
-    placeable = ~no_queue
+    state = ClusterState(
+        site, queue_names, per_node=bool((ppn > 0).any()), node_sets=resolved.node_sets
+    )
+    # the most CPUs each (memory per CPU, pools, shape) combination could ever get
+    placeable = ~no_queue & ~unmet
+    rows = state.mask_row(queue_index, resolved.node_set)
     combos, which = np.unique(
-        np.stack([mem_per_cpu[placeable], queue_index[placeable], ppn[placeable]]),
+        np.stack([mem_per_cpu[placeable], rows[placeable], ppn[placeable], gpn[placeable]]),
         axis=1,
         return_inverse=True,
     )
     limits = np.array(
-        [state.max_placeable(int(m), int(q), int(p)) for m, q, p in combos.T], dtype=np.int64
+        [state.max_placeable(int(m), int(r), int(p), int(g)) for m, r, p, g in combos.T],
+        dtype=np.int64,
     )
     too_large = np.zeros(len(jobs), dtype=bool)
     too_large[placeable] = cpus[placeable] > limits[which.reshape(-1)]
@@ -312,14 +392,23 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
         ]
         + [unlimited]
     )[queue_index]
-    over_limit = ~no_queue & ~too_large & (cpus > cap)
+    over_limit = placeable & ~too_large & (cpus > cap)
     rec.add(jobs, over_limit, "over_limit", "rejected")
-    rejected = no_queue | too_large | over_limit
+    rejected = no_queue | unmet | too_large | over_limit
     if rejected.any() and not options.reject_unrunnable:
         names = [site.queues[q].name if q >= 0 else "-" for q in queue_index.tolist()]
         raise WorkloadError(
             _rejection_message(
-                trace, site, jobs, no_queue, too_large, over_limit, cpus, mem_per_cpu, names
+                trace,
+                site,
+                jobs,
+                no_queue,
+                too_large,
+                over_limit,
+                cpus,
+                mem_per_cpu,
+                names,
+                _unmet_parts(jobs, resolved.flags, unmet),
             )
         )
 
@@ -340,6 +429,8 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
             "cpus": cpus,
             "mem_per_cpu": mem_per_cpu,
             "ppn": ppn,
+            "gpn": gpn,
+            "node_set": resolved.node_set,
             **{c: jobs[c].to_numpy() for c in TIME_SHARED_COLUMNS if c in jobs.columns},
         }
     ).loc[~rejected]
@@ -352,6 +443,7 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
         source=str(trace.path),
         header=trace.header,
         queue_names=queue_names,
+        node_sets=resolved.node_sets,
     )
 
 
@@ -439,9 +531,10 @@ def _rejection_message(
     cpus: np.ndarray,
     mem_per_cpu: np.ndarray,
     queue_names: list[str],
+    unmet: list[str],
 ) -> str:
     lines = jobs["line"].to_numpy()
-    parts = []
+    parts = list(unmet)
     if too_large.any():
         first = np.flatnonzero(too_large)[:5]
 
@@ -476,3 +569,21 @@ def _rejection_message(
         + ". Is this the right site file for this trace? To reject such jobs and simulate "
         "the rest, pass --reject-unrunnable (they are counted and listed in the report)."
     )
+
+
+def _unmet_parts(jobs: pd.DataFrame, flags: dict[str, np.ndarray], unmet: np.ndarray) -> list[str]:
+    """What the rejection message says about requirements no node group meets."""
+    lines = jobs["line"].to_numpy()
+    parts = []
+    for reason, what in (
+        ("no_node_with_properties", "node properties no node group of the site has"),
+        ("no_node_with_gpus", "more GPUs per node than any node group of the site has"),
+    ):
+        hit = flags[reason] & unmet
+        if hit.any():
+            shown = ", ".join(f"line {lines[i]}" for i in np.flatnonzero(hit)[:5])
+            parts.append(
+                f"{int(hit.sum())} jobs ask for {what} ({reason}; clusters take `properties` "
+                f"and `gpus_per_node` in the site file): {shown}"
+            )
+    return parts

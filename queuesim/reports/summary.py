@@ -44,6 +44,7 @@ def summary_renderable(
     queues: pd.DataFrame | None = None,
     users: pd.DataFrame | None = None,
     top: int = 5,
+    cleaning_detail: Mapping[str, tuple[str, Sequence[int]]] | None = None,
 ) -> RenderableType:
     """Build the summary of one run, ready for ``console.print``.
 
@@ -56,6 +57,8 @@ def summary_renderable(
         queues: the wait figures per queue, shown when the site has more than one queue.
         users: the wait figures per user; the ``top`` who waited most per CPU-second are
             shown.
+        cleaning_detail: per reason, what was done (dropped, repaired, rejected, warning)
+            and the first trace lines it names; shown beside the counts when given.
     """
     parts: list[RenderableType] = []
     if facts:
@@ -65,7 +68,7 @@ def summary_renderable(
         parts.append(queues_table(queues))
     if users is not None and top > 0:
         parts.append(users_table(users, top))
-    parts.append(_cleaning_part(cleaning))
+    parts.append(_cleaning_part(cleaning, cleaning_detail or {}))
     return Panel(
         Group(*_spaced(parts)),
         title=Text(title, style="bold"),
@@ -129,15 +132,24 @@ def _metrics_table(m: Metrics) -> Table:
     return table
 
 
-def _cleaning_part(cleaning: Mapping[str, int]) -> RenderableType:
+def _cleaning_part(
+    cleaning: Mapping[str, int], detail: Mapping[str, tuple[str, Sequence[int]]]
+) -> RenderableType:
     shown = [(reason, count) for reason, count in cleaning.items() if count != 0]
     if not shown:
         return Text(f"data cleaning: {NO_CLEANING}", style="dim")
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("data cleaning", overflow="fold")
     table.add_column("jobs", justify="right", no_wrap=True)
+    if detail:
+        table.add_column("done", no_wrap=True)
+        table.add_column("first lines", overflow="fold")
     for reason, count in shown:
-        table.add_row(reason, _count(count))
+        if detail:
+            action, lines = detail.get(reason, ("", ()))
+            table.add_row(reason, _count(count), action, " ".join(map(str, lines)))
+        else:
+            table.add_row(reason, _count(count))
     return table
 
 

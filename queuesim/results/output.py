@@ -97,6 +97,10 @@ def metrics_document(
             }
     document["rejected"] = cleaning.rejected
     document["cleaning"] = dict(cleaning.counts)
+    document["cleaning_detail"] = {
+        reason: {"action": action, "jobs": cleaning.counts[reason], "first_lines": lines}
+        for reason, (action, lines) in cleaning.detail().items()
+    }
     document["counters"] = dict(sorted(result.counters.items()))
     document["run"] = {
         "queuesim_version": __version__,

@@ -42,7 +42,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -58,6 +58,7 @@ __all__ = [
     "read_machine_file",
     "read_machines",
     "read_mwf",
+    "with_properties",
 ]
 
 _KIB = 1024
@@ -80,6 +81,7 @@ class MachineGroup:
     """The file layout it was read from: ``alea``, ``aleang`` or ``mwf``."""
     notes: tuple[str, ...] = ()
     """What else the line says or how it was read (speed, GPUs, a split), for comments."""
+    gpus_per_node: int = 0
 
     @property
     def cpus(self) -> int:
@@ -96,6 +98,8 @@ class MachineGroup:
             entry["memory_per_node"] = self.memory_per_node
         if self.properties:
             entry["properties"] = list(self.properties)
+        if self.gpus_per_node:
+            entry["gpus_per_node"] = self.gpus_per_node
         return entry
 
 
@@ -116,8 +120,8 @@ _HOW_READ: dict[str, tuple[str, ...]] = {
     "aleang": (
         "nodes = column 3; cpus_per_node = column 4;",
         "memory_per_node = column 6 (GB per node, 1 GB = 2^30 bytes);",
-        "properties = [gpu] when column 8 (gpus_per_node) is above 0;",
-        "columns 5 (cpu_rating), 7 (speed) and 8 (GPUs) are noted per cluster.",
+        "gpus_per_node = column 8, and properties = [gpu] when it is above 0;",
+        "columns 5 (cpu_rating) and 7 (speed) are not modelled and are noted per cluster.",
     ),
     "mwf": (
         "nodes = n_machines (column 8); cpus_per_node = the entries of",
@@ -252,6 +256,7 @@ def read_machines(path: str | Path) -> list[MachineGroup]:
         cpus = _whole(cols[3], where, "column 4 (cpus_per_node)", minimum=1)
         notes: list[str] = []
         properties: tuple[str, ...] = ()
+        gpus = 0
         if layout == "alea":
             speed = _number(cols[4], where, "column 5 (cpu_speed)")
             ram = _number(cols[5], where, "column 6 (ram_per_node_KB)")
@@ -271,7 +276,9 @@ def read_machines(path: str | Path) -> list[MachineGroup]:
                 properties = ("gpu",)
         if memory is None:
             notes.append("memory 0 in the file: not modelled")
-        group = MachineGroup(name, nodes, cpus, memory, properties, number, layout, tuple(notes))
+        group = MachineGroup(
+            name, nodes, cpus, memory, properties, number, layout, tuple(notes), gpus
+        )
         groups.append(group)
     if not groups:
         raise WorkloadError(f"{path}: no machine lines (expected one cluster per line)")
@@ -418,6 +425,38 @@ def _scalar(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def with_properties(groups: Sequence[MachineGroup], given: Sequence[str]) -> list[MachineGroup]:
+    """``groups`` with the node properties of ``given`` (``CLUSTER=P1,P2`` each) added,
+    noted as given by hand; a malformed entry or an unknown cluster is a
+    :class:`WorkloadError`."""
+    added: dict[str, list[str]] = {}
+    names = [g.name for g in groups]
+    for entry in given:
+        name, sep, props = entry.partition("=")
+        values = [p.strip() for p in props.split(",") if p.strip()]
+        if not sep or not name or not values:
+            raise WorkloadError(
+                f"--property {entry!r}: expected CLUSTER=P1,P2 (a cluster name, '=', "
+                "properties separated by commas)"
+            )
+        if name not in names:
+            raise WorkloadError(
+                f"--property {entry!r}: no cluster {name!r} in the machine file "
+                f"(clusters: {', '.join(names)})"
+            )
+        added.setdefault(name, []).extend(values)
+    return [
+        replace(
+            g,
+            properties=tuple(dict.fromkeys([*g.properties, *added[g.name]])),
+            notes=(*g.notes, "properties: given with --property"),
+        )
+        if g.name in added
+        else g
+        for g in groups
+    ]
+
+
 def clusters_yaml(
     groups: Sequence[MachineGroup], source: str | Path, *, command: str | None = None
 ) -> str:
@@ -454,4 +493,6 @@ def clusters_yaml(
         if group.properties:
             props = ", ".join(_scalar(p) for p in group.properties)
             lines.append(f"    properties: [{props}]")
+        if group.gpus_per_node:
+            lines.append(f"    gpus_per_node: {group.gpus_per_node}")
     return "\n".join(lines) + "\n"

@@ -81,7 +81,16 @@ class Cluster(_Frozen):
     memory_per_node: Size | None = Field(
         default=None, description="memory of one node; omit when memory is not modelled"
     )
-    properties: tuple[str, ...] = ()
+    properties: tuple[str, ...] = Field(
+        default=(),
+        description="node properties (features) every node of the group has; a job that "
+        "requires a property runs only on nodes that have it (the group's name counts as one)",
+    )
+    gpus_per_node: int = Field(default=0, ge=0, description="GPUs of one node")
+
+    def has(self, prop: str) -> bool:
+        """Whether the group's nodes have the node property ``prop`` (or it is its name)."""
+        return prop == self.name or prop in self.properties
 
     @property
     def cpus(self) -> int:
@@ -143,6 +152,11 @@ class Fairshare(_Frozen):
     decay_factor: float | None = Field(default=None, gt=0, le=1)
     decay_interval: Duration | None = Field(default=None, gt=0)
     by: Account = Account.USER
+    charge_gpus: bool = Field(
+        default=False,
+        description="with the multi-resource charge, GPUs count too: a job pays the larger "
+        "of its CPUs, memory and GPUs on each node, in CPUs of that node",
+    )
     shares: dict[int, float] = Field(
         default_factory=dict, description="account id -> share (default 1): usage / share"
     )
@@ -265,6 +279,12 @@ class Site(_Frozen):
                 )
                 for c in self.clusters
             ]
+        )
+
+    def node_gpus(self) -> np.ndarray:
+        """GPUs of every node (0 where a group has none)."""
+        return np.concatenate(
+            [np.full(c.nodes, c.gpus_per_node, dtype=np.int64) for c in self.clusters]
         )
 
     def queue(self, name: str) -> Queue:
