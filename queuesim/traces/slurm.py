@@ -325,7 +325,8 @@ def _content_lines(data: bytes, skip: int, rows: int) -> npt.NDArray[np.int64]:
     length = ends - starts
     carriage = (length == 1) & (raw[np.minimum(starts, max(len(data) - 1, 0))] == 13)
     numbers = np.arange(1, ends.shape[0] + 1, dtype=np.int64)
-    return numbers[(numbers > skip) & (length > 0) & ~carriage]
+    kept: npt.NDArray[np.int64] = numbers[(numbers > skip) & (length > 0) & ~carriage]
+    return kept
 
 
 def read_slurm_jobcomp(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
@@ -470,8 +471,8 @@ def _counts(column: pd.Series, lines: npt.NDArray[np.int64], name: str) -> npt.N
         raise _BadValue(
             int(lines[k]), f"{name}: expected a number, found {column.iloc[k]!r}"
         ) from None
-    numbers: npt.NDArray[np.float64] = values.to_numpy(zero_copy_only=False).astype(np.float64)
-    return numbers
+    result: npt.NDArray[np.float64] = values.to_numpy(zero_copy_only=False).astype(np.float64)
+    return result
 
 
 def _finish(
