@@ -35,7 +35,7 @@ nodes               ``NNodes``, else AllocTRES / ReqTRES ``node``; when the node
                     the CPUs evenly, the CPUs per node are fixed (a Slurm node count is a
                     hard request), else any spread
 memory              ReqTRES ``mem`` (the whole job), else ``ReqMem`` (``Mn`` per node, ``Mc``
-                    per CPU, no suffix per node; units K M G T); ReqMem of 2^31 MB or more
+                    per CPU, no suffix per node; units K M G T), else AllocTRES ``mem``; ReqMem of 2^31 MB or more
                     means "not set" (noted ``memory_unset``, warning, when ReqTRES has no
                     ``mem`` either)
 GPUs                AllocTRES ``gres/gpu`` (also typed, ``gres/gpu:volta=2``), else ReqTRES
@@ -300,13 +300,11 @@ def read_sacct(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     # line numbers: the non-blank lines after the header, in order, minus the bad ones
     content = _content_lines(data, skip, table.num_rows + len(bad_numbers))
     raw_lines = data.split(b"\n") if bad_numbers else []
-    for number in bad_numbers:
-        line = int(content[number - 1]) if 0 < number <= content.shape[0] else skip + number
+    for line in bad_numbers:  # pyarrow numbers rows by their line in the file
         text = decode_line(raw_lines[line - 1])
         reason = f"expected {len(names)} '|'-separated fields, found {text.count('|') + 1}"
         bad.append(BadLine(line, text, reason))
-    good = np.ones(content.shape[0], dtype=bool)
-    good[[n - 1 for n in bad_numbers if 0 < n <= content.shape[0]]] = False
+    good = ~np.isin(content, bad_numbers)
     frame["line"] = content[good][: len(frame)]
     return _finish(path, frame, bad, skip_bad_lines, "Slurm sacct")
 
@@ -524,7 +522,7 @@ def _jobs(frame: pd.DataFrame) -> LogJobs:
     not_ended = state.isin(_NOT_ENDED).to_numpy()
     # requeued runs listed before the last: the last row of an id is the job
     last = ~job_id.duplicated(keep="last").to_numpy()
-    earlier = ~last & known & ~not_ended
+    earlier = ~last
     notes.append(reader_notes(lines[earlier], job_id[earlier], "requeued", "dropped"))
     still = last & not_ended
     notes.append(reader_notes(lines[still], job_id[still], "not_ended", "dropped"))
@@ -576,6 +574,7 @@ def _jobs(frame: pd.DataFrame) -> LogJobs:
         per == "c", amount * np.where(cpus > 0, cpus, np.nan), amount * np.maximum(nodes, 1)
     )
     mem_mb = np.where(np.isfinite(mem_mb), mem_mb, from_req_mem)
+    mem_mb = np.where(np.isfinite(mem_mb), mem_mb, tres(alloc_tres, "mem"))
 
     constraints = col("Constraints")
     simple = constraints.str.fullmatch(r"[A-Za-z0-9_.\-]+(?:&[A-Za-z0-9_.\-]+)*").to_numpy()
