@@ -31,3 +31,12 @@ def real_workloads() -> Path:
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture
+def site_logs() -> Path:
+    """The real PBS and Slurm logs of ``../shared/workloads/site-logs`` (skips if absent)."""
+    folder = shared_workloads_dir() / "site-logs"
+    if not folder.is_dir():
+        pytest.skip(f"site logs not available ({folder} is absent)")
+    return folder

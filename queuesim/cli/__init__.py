@@ -23,9 +23,11 @@ from rich.console import Console
 from queuesim.cli import (
     bench,
     compare,
+    convert,
     generate,
     heatmap,
     import_machines,
+    inspect,
     policies,
     run,
     solve,
@@ -39,6 +41,8 @@ from queuesim.common.version import __version__
 #: the commands, in the order ``queuesim --help`` lists them
 COMMANDS = (
     run,
+    inspect,
+    convert,
     validate,
     policies,
     bench,

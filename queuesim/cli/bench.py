@@ -29,6 +29,15 @@ def add_parser(sub: Any) -> None:
         "SDSC-BLUE-2000",
     )
     add_policies(parser, "policy (repeat); default: fcfs, easy, conservative")
+    parser.add_argument(
+        "--readers",
+        action="store_true",
+        help="time the site-log readers instead: PBS accounting records/s and sacct rows/s "
+        "on inputs of --records made from the logs in WORKLOADS/site-logs",
+    )
+    parser.add_argument(
+        "--records", type=int, default=1_000_000, help="input size for --readers (1,000,000)"
+    )
     add_folders(parser)
     parser.set_defaults(handler=cmd_bench)
 
@@ -37,6 +46,11 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
     from queuesim.studies.bench import DEFAULT_POLICIES, DEFAULT_TRACES, run_bench
 
     workloads, configs = folders(args)
+    if args.readers:
+        from queuesim.studies.reader_bench import run_reader_bench
+
+        run_reader_bench(console, workloads, args.records)
+        return 0
     run_bench(
         console,
         traces=args.trace or DEFAULT_TRACES,

@@ -68,16 +68,33 @@ def subparser(
 
 
 def add_cleaning(parser: argparse.ArgumentParser, skip: str, drop: str, reject: str) -> None:
-    """--skip-bad-lines, --drop-cancelled and --reject-unrunnable, with these helps."""
+    """--format, --skip-bad-lines, --drop-cancelled and --reject-unrunnable, with these
+    helps."""
+    add_format(parser)
     for flag, text in zip(CLEANING_FLAGS, (skip, drop, reject), strict=True):
         parser.add_argument("--" + flag.replace("_", "-"), action="store_true", help=text)
+
+
+def add_format(parser: argparse.ArgumentParser) -> None:
+    """--format: the workload's format by name, instead of the one its content shows."""
+    from queuesim.traces.registry import FORMATS
+
+    parser.add_argument(
+        "--format",
+        choices=list(FORMATS),
+        help="read the workload in this format instead of telling it from its content: "
+        + "; ".join(f"{f.name}: {f.description}" for f in FORMATS.values()),
+    )
 
 
 def cleaning_options(args: argparse.Namespace) -> CleaningOptions:
     """The workload's cleaning as the cleaning flags ask for it."""
     from queuesim.core.workload import CleaningOptions
 
-    return CleaningOptions(**{flag: getattr(args, flag) for flag in CLEANING_FLAGS})
+    return CleaningOptions(
+        **{flag: getattr(args, flag) for flag in CLEANING_FLAGS},
+        trace_format=getattr(args, "format", None),
+    )
 
 
 def add_policies(parser: argparse.ArgumentParser, help: str) -> None:

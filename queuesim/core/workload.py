@@ -124,6 +124,8 @@ class CleaningOptions:
     skip_bad_lines: bool = False
     drop_cancelled: bool = False
     reject_unrunnable: bool = False
+    #: the trace format by name (:data:`queuesim.traces.registry.FORMATS`); None: sniffed
+    trace_format: str | None = None
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,14 @@ class _Recorder:
 def load_workload(path: str | Path, site: Site, options: CleaningOptions | None = None) -> Workload:
     """Read a trace file and prepare it for ``site``."""
     options = options or CleaningOptions()
-    return prepare_trace(read_trace(path, skip_bad_lines=options.skip_bad_lines), site, options)
+    return prepare_trace(read_workload_trace(path, options), site, options)
+
+
+def read_workload_trace(path: str | Path, options: CleaningOptions | None = None) -> SwfTrace:
+    """Read a trace or site log in any format (named by ``options.trace_format`` or
+    sniffed), as every entry point does before :func:`prepare_trace`."""
+    options = options or CleaningOptions()
+    return read_trace(path, skip_bad_lines=options.skip_bad_lines, format=options.trace_format)
 
 
 def prepare_trace(trace: SwfTrace, site: Site, options: CleaningOptions | None = None) -> Workload:
@@ -294,25 +303,11 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
     if raw.empty:
         raise WorkloadError(f"{trace.path}: the workload has no jobs")
 
-    status = raw["status"].to_numpy()
-    runtime = raw["runtime"].to_numpy(dtype=np.float64)
-    cancelled = status == STATUS_CANCELLED
-    drop_cancelled = cancelled & ((runtime <= 0) | options.drop_cancelled)
-    rec.add(raw, drop_cancelled, "cancelled", "dropped")
-    keep = ~drop_cancelled
-    zero = keep & ~(runtime > 0)
-    rec.add(raw, zero, "zero_runtime", "dropped")
-    keep &= ~zero
-    no_submit = keep & (raw["submit"].to_numpy() < 0)
-    rec.add(raw, no_submit, "no_submit_time", "dropped")
-    keep &= ~no_submit
-    req_procs = raw["req_procs"].to_numpy()
-    alloc_procs = raw["alloc_procs"].to_numpy()
-    no_cpus = keep & (req_procs <= 0) & (alloc_procs <= 0)
-    rec.add(raw, no_cpus, "no_cpus", "dropped")
-    keep &= ~no_cpus
-    from_alloc = keep & (req_procs <= 0)
-    rec.add(raw, from_alloc, "cpus_from_allocated", "repaired")
+    keep = np.ones(len(raw), dtype=bool)
+    for reason, mask in site_free_cleaning(raw, options).items():
+        rec.add(raw, mask, reason, ACTIONS[reason])
+        if ACTIONS[reason] == "dropped":
+            keep &= ~mask
 
     jobs = raw.loc[keep].reset_index(drop=True)
     cpus = np.where(jobs["req_procs"] > 0, jobs["req_procs"], jobs["alloc_procs"]).astype(np.int64)
@@ -445,6 +440,27 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
         queue_names=queue_names,
         node_sets=resolved.node_sets,
     )
+
+
+def site_free_cleaning(raw: pd.DataFrame, options: CleaningOptions) -> dict[str, np.ndarray]:
+    """The cleaning rules that do not depend on the site, in order, each with the jobs of
+    ``raw`` (SWF columns) it drops or repairs; a job dropped by one rule is not counted by
+    the later ones (``queuesim inspect`` shows them before any site exists)."""
+    status = raw["status"].to_numpy()
+    runtime = raw["runtime"].to_numpy(dtype=np.float64)
+    cancelled = status == STATUS_CANCELLED
+    masks: dict[str, np.ndarray] = {}
+    masks["cancelled"] = cancelled & ((runtime <= 0) | options.drop_cancelled)
+    keep = ~masks["cancelled"]
+    masks["zero_runtime"] = keep & ~(runtime > 0)
+    keep &= ~masks["zero_runtime"]
+    masks["no_submit_time"] = keep & (raw["submit"].to_numpy() < 0)
+    keep &= ~masks["no_submit_time"]
+    req_procs = raw["req_procs"].to_numpy()
+    masks["no_cpus"] = keep & (req_procs <= 0) & (raw["alloc_procs"].to_numpy() <= 0)
+    keep &= ~masks["no_cpus"]
+    masks["cpus_from_allocated"] = keep & (req_procs <= 0)
+    return masks
 
 
 def _trace_ppn(jobs: pd.DataFrame, cpus: np.ndarray) -> np.ndarray:

@@ -56,19 +56,21 @@ def _child(trace: str, site_file: str, policy: str) -> None:
 
 
 def _run_child(trace: Path, site: Path, policy: str) -> dict[str, float]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "queuesim.studies.bench", str(trace), str(site), policy],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    command = [sys.executable, "-m", "queuesim.studies.bench", str(trace), str(site), policy]
+    return run_child(command, f"{trace.name} / {policy}")
+
+
+def run_child(command: list[str], label: str) -> dict[str, float]:
+    """Run ``command`` (a Python child that prints its figures as JSON on its last line)
+    and return them with its peak memory (``peak_mb``)."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stderr is not None
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise QueuesimError(f"bench run {trace.name} / {policy} failed:\n{err.strip()}")
+        raise QueuesimError(f"bench run {label} failed:\n{err.strip()}")
     figures: dict[str, float] = json.loads(out.strip().splitlines()[-1])
     figures["peak_mb"] = usage.ru_maxrss / 1024  # Linux reports KiB
     return figures

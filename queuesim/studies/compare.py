@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from queuesim.core.result import Result
-from queuesim.core.workload import CleaningOptions, Workload, prepare_trace
+from queuesim.core.workload import CleaningOptions, Workload, prepare_trace, read_workload_trace
 from queuesim.policies.registry import make_policy
 from queuesim.results.comparison import CompareError, Comparison, pick_baseline
 from queuesim.site.loading import load_site
 from queuesim.site.model import Site
 from queuesim.studies.simulate import simulate
-from queuesim.traces.registry import read_trace
 
 __all__ = ["Setup", "compare", "setups_for"]
 
@@ -101,7 +100,7 @@ def compare(
         raise CompareError(f"top expects a number of users >= 0, got {top}")
     cleaning = cleaning or CleaningOptions()
     path = Path(workload)
-    trace = read_trace(path, skip_bad_lines=cleaning.skip_bad_lines)
+    trace = read_workload_trace(path, cleaning)
     prepared = [(name, site, prepare_trace(trace, site, cleaning)) for name, site in named]
     if workers is None:
         workers = min(len(named), os.cpu_count() or 1)

@@ -35,10 +35,10 @@ import numpy.typing as npt
 import pandas as pd
 
 from queuesim.traces.swf import (
+    INT_FIELDS,
     SWF_FIELDS,
     BadLine,
     SwfTrace,
-    jobs_frame,
     parse_header,
     reader_notes,
 )
@@ -159,11 +159,17 @@ def log_trace(path: Path, jobs: LogJobs, log_format: str) -> SwfTrace:
         "group": groups.astype(float),
         "queue": queues.astype(float),
     }
-    matrix = np.full((n, len(SWF_FIELDS)), -1.0)
-    for index, name in enumerate(SWF_FIELDS):
-        if name in values:
-            matrix[:, index] = values[name]
-    frame = jobs_frame(matrix, jobs.line.astype(np.int64))
+    columns: dict[str, npt.NDArray[np.int64] | npt.NDArray[np.float64]] = {}
+    for name in SWF_FIELDS:
+        column = values.get(name)
+        if name in INT_FIELDS:
+            columns[name] = (
+                np.full(n, -1, dtype=np.int64) if column is None else column.astype(np.int64)
+            )
+        else:
+            columns[name] = np.full(n, -1.0) if column is None else column
+    columns["line"] = jobs.line.astype(np.int64)
+    frame = pd.DataFrame(columns)
     text = {
         "source_id": jobs.source_id,
         "queue_name": jobs.queue_name,

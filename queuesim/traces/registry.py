@@ -1,11 +1,22 @@
 """One entry point for every trace format: :func:`read_trace` reads a file in the format it
-is named, or the one its first job line shows.
+is named, or the one its content shows.
 
 Each format is a :class:`TraceFormat` in :data:`FORMATS`: its name (for ``--format`` and
-error messages), its reader, and the number of whitespace-separated fields of its job lines,
-by which it is recognised. Today: ``swf`` (the Standard Workload Format of the Parallel
-Workloads Archive, 18 fields; :mod:`queuesim.traces.swf`) and ``alea-swf`` (Alea's extended
-SWF, 21 fields; :mod:`queuesim.traces.alea_swf`). A file without job lines is read as SWF.
+error messages), its reader, and how its content is recognised from the first lines that
+are neither blank nor comments:
+
+* ``pbs`` - PBS Pro / OpenPBS / Torque accounting logs (``MM/DD/YYYY HH:MM:SS;E;id;...``;
+  a file, a ``.gz`` or a directory of daily files; :mod:`queuesim.traces.pbs`);
+* ``slurm-jobcomp`` - Slurm's ``jobcomp/filetxt`` log (``JobId=... UserId=...``);
+* ``sacct`` - Slurm ``sacct --parsable2`` output (``|``-separated, with or without a
+  header line; :mod:`queuesim.traces.slurm`);
+* ``alea-swf`` - Alea's extended SWF, 21 whitespace-separated fields
+  (:mod:`queuesim.traces.alea_swf`);
+* ``swf`` - the Standard Workload Format of the Parallel Workloads Archive, 18 fields
+  (:mod:`queuesim.traces.swf`). A file without job lines is read as SWF.
+
+The log formats are tried first, in that order; SWF and Alea's SWF are told apart by the
+field count of the first job line.
 """
 
 from __future__ import annotations
@@ -20,69 +31,112 @@ from queuesim.common import bundled
 from queuesim.common.errors import WorkloadError
 from queuesim.common.files import GZIP_MAGIC, UTF8_BOM, read_bytes
 from queuesim.traces.alea_swf import ALEA_FIELDS, read_alea_swf
+from queuesim.traces.pbs import looks_like_pbs, read_pbs
+from queuesim.traces.slurm import (
+    looks_like_jobcomp,
+    looks_like_sacct,
+    read_sacct,
+    read_slurm_jobcomp,
+)
 from queuesim.traces.swf import SWF_FIELDS, SwfTrace, read_swf
+
+#: how many content lines sniffing looks at
+SNIFF_LINES = 20
 
 
 @dataclass(frozen=True)
 class TraceFormat:
     name: str
     description: str
-    fields: int  #: whitespace-separated fields of a job line, by which the format is told
     read: Callable[..., SwfTrace]  #: ``read(path, *, skip_bad_lines)``
+    #: whether the first content lines (raw bytes, comments and blanks left out) are of
+    #: this format; None: told by ``fields`` instead
+    sniff: Callable[[list[bytes]], bool] | None = None
+    #: whitespace-separated fields of a job line, for the SWF family (0: not told so)
+    fields: int = 0
 
 
 FORMATS: dict[str, TraceFormat] = {
     f.name: f
     for f in (
-        TraceFormat("swf", "Standard Workload Format", len(SWF_FIELDS), read_swf),
-        TraceFormat("alea-swf", "Alea extended SWF", ALEA_FIELDS, read_alea_swf),
+        TraceFormat("pbs", "PBS Pro / OpenPBS / Torque accounting log", read_pbs, looks_like_pbs),
+        TraceFormat(
+            "slurm-jobcomp", "Slurm jobcomp/filetxt log", read_slurm_jobcomp, looks_like_jobcomp
+        ),
+        TraceFormat("sacct", "Slurm sacct --parsable2 output", read_sacct, looks_like_sacct),
+        TraceFormat("alea-swf", "Alea extended SWF", read_alea_swf, fields=ALEA_FIELDS),
+        TraceFormat("swf", "Standard Workload Format", read_swf, fields=len(SWF_FIELDS)),
     )
 }
-_BY_FIELDS = {f.fields: f for f in FORMATS.values()}
+_BY_FIELDS = {f.fields: f for f in FORMATS.values() if f.fields}
+
+
+def format_named(name: str) -> TraceFormat:
+    """The format called ``name``, or a :class:`WorkloadError` listing the known ones."""
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise WorkloadError(
+            f"unknown trace format {name!r}; known formats: {', '.join(FORMATS)}"
+        ) from None
 
 
 def read_trace(
     path: str | Path, *, skip_bad_lines: bool = False, format: str | None = None
 ) -> SwfTrace:
-    """Read a trace in ``format`` (a name in :data:`FORMATS`), or in the format its first
-    job line shows by its field count.
+    """Read a trace in ``format`` (a name in :data:`FORMATS`), or in the format its content
+    shows (see the module docstring).
 
-    With ``skip_bad_lines`` the first line whose field count names a format decides (the
-    others are reported by the reader); without, any other count on the first job line is
-    a :class:`WorkloadError` naming the file and line. A file without job lines is SWF.
-    ``path`` may also name a bundled sample workload (``kth-sp2-sample.swf``; see
+    Without ``skip_bad_lines``, a first job line that fits no format is a
+    :class:`WorkloadError` naming the file and line; with it, the first line whose field
+    count names an SWF format decides (the others are reported by the reader). ``path``
+    may also name a bundled sample workload (``kth-sp2-sample.swf``; see
     :mod:`queuesim.common.bundled`).
     """
-    path = bundled.workload_file(path)
+    given = Path(path)
+    path = given if given.is_dir() else bundled.workload_file(path)
+    return detect_format(path, skip_bad_lines=skip_bad_lines, format=format).read(
+        path, skip_bad_lines=skip_bad_lines
+    )
+
+
+def detect_format(
+    path: Path, *, skip_bad_lines: bool = False, format: str | None = None
+) -> TraceFormat:
+    """The format ``path`` is read in: ``format`` when given, else the one its content
+    shows (a directory is a PBS log of daily files)."""
     if format is not None:
-        try:
-            chosen = FORMATS[format]
-        except KeyError:
-            raise WorkloadError(
-                f"unknown trace format {format!r}; known formats: {', '.join(FORMATS)}"
-            ) from None
-        return chosen.read(path, skip_bad_lines=skip_bad_lines)
-    first = _first_job_line(path, skip_bad_lines=skip_bad_lines)
+        return format_named(format)
+    if path.is_dir():
+        return FORMATS["pbs"]
+    lines = _first_lines(path)
+    content = [line for _, line in lines]
+    for candidate in FORMATS.values():
+        if candidate.sniff is not None and content and candidate.sniff(content):
+            return candidate
+    first = _first_job_line(lines, skip_bad_lines=skip_bad_lines)
     if first is not None:
         number, count = first
         if count in _BY_FIELDS:
-            return _BY_FIELDS[count].read(path, skip_bad_lines=skip_bad_lines)
+            return _BY_FIELDS[count]
         if not skip_bad_lines:
-            expected = " or ".join(f"{f.fields} ({f.description})" for f in FORMATS.values())
-            raise WorkloadError(
-                f"{path}:{number}: cannot tell the trace format: expected {expected} "
-                f"whitespace-separated fields, found {count}"
+            expected = " or ".join(
+                f"{f.fields} ({f.description})" for f in FORMATS.values() if f.fields
             )
-    return read_swf(path, skip_bad_lines=skip_bad_lines)
+            logs = ", ".join(f.description for f in FORMATS.values() if f.sniff)
+            raise WorkloadError(
+                f"{path}:{number}: cannot tell the trace format: not a {logs}, and "
+                f"expected {expected} whitespace-separated fields, found {count} "
+                f"(name the format with --format: {', '.join(FORMATS)})"
+            )
+    return FORMATS["swf"]
 
 
-def _first_job_line(path: Path, *, skip_bad_lines: bool) -> tuple[int, int] | None:
-    """(line number, field count) of the job line that decides the format: the first one,
-    or with ``skip_bad_lines`` the first whose count names a format; None when there is none.
-
-    Reads only as far as needed (the file is read again, whole, by the chosen reader).
-    """
-    fallback: tuple[int, int] | None = None
+def _first_lines(path: Path) -> list[tuple[int, bytes]]:
+    """The first :data:`SNIFF_LINES` lines that are neither blank nor ``;`` comments, with
+    their line numbers; reads only as far as needed (the chosen reader reads the file
+    again, whole)."""
+    lines: list[tuple[int, bytes]] = []
     try:
         with path.open("rb") as raw_stream:
             compressed = path.suffix.lower() == ".gz" or raw_stream.read(2) == GZIP_MAGIC
@@ -96,11 +150,24 @@ def _first_job_line(path: Path, *, skip_bad_lines: bool) -> tuple[int, int] | No
                     stripped = stripped[len(UTF8_BOM) :].strip()
                 if not stripped or stripped[:1] == b";":
                     continue
-                count = len(stripped.split())
-                if not skip_bad_lines or count in _BY_FIELDS:
-                    return number, count
-                fallback = fallback or (number, count)
+                lines.append((number, stripped))
+                if len(lines) >= SNIFF_LINES:
+                    break
     except (OSError, EOFError, zlib.error):
         read_bytes(path, "workload file")  # raises the reader's one-line error
         raise
+    return lines
+
+
+def _first_job_line(
+    lines: list[tuple[int, bytes]], *, skip_bad_lines: bool
+) -> tuple[int, int] | None:
+    """(line number, field count) of the line that decides between the SWF formats: the
+    first one, or with ``skip_bad_lines`` the first whose count names a format."""
+    fallback: tuple[int, int] | None = None
+    for number, line in lines:
+        count = len(line.split())
+        if not skip_bad_lines or count in _BY_FIELDS:
+            return number, count
+        fallback = fallback or (number, count)
     return fallback

@@ -31,7 +31,7 @@ import gzip
 import io
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -151,12 +151,13 @@ class SwfTrace:
 
 
 #: what a reader may do with a record or job, as :func:`reader_notes` records it
-NOTE_ACTIONS = ("dropped", "repaired", "warning")
+#: ("skipped": a record that is not a job, such as a licence record)
+NOTE_ACTIONS = ("dropped", "repaired", "warning", "skipped")
 
 
 def reader_notes(
-    lines: Sequence[int] | npt.NDArray[np.int64] = (),
-    jobs: Sequence[str] | npt.NDArray[np.object_] = (),
+    lines: Iterable[int] | npt.NDArray[np.int64] = (),
+    jobs: Iterable[object] = (),
     reasons: Sequence[str] | str = (),
     action: str = "dropped",
 ) -> pd.DataFrame:
@@ -165,7 +166,9 @@ def reader_notes(
     (one of :data:`NOTE_ACTIONS`). Concatenate several with :func:`pandas.concat`."""
     if action not in NOTE_ACTIONS:
         raise ValueError(f"action must be one of {NOTE_ACTIONS}, got {action!r}")
-    line_values = np.asarray(lines, dtype=np.int64)
+    line_values = np.asarray(
+        list(lines) if not isinstance(lines, np.ndarray) else lines, dtype=np.int64
+    )
     n = line_values.shape[0]
     reason_values = [reasons] * n if isinstance(reasons, str) else list(reasons)
     return pd.DataFrame(
