@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -168,26 +169,25 @@ def log_trace(path: Path, jobs: LogJobs, log_format: str) -> SwfTrace:
             )
         else:
             columns[name] = np.full(n, -1.0) if column is None else column
-    columns["line"] = jobs.line.astype(np.int64)
-    frame = pd.DataFrame(columns)
-    text = {
-        "source_id": jobs.source_id,
-        "queue_name": jobs.queue_name,
-        "user_name": jobs.user_name,
-        "group_name": jobs.group_name,
-        "account": jobs.account,
-    }
-    for name, column in text.items():
-        frame[name] = pd.Series(column, dtype=object)
-    frame["eligible"] = _or(jobs.eligible - origin)
-    frame["nodes"] = jobs.nodes.astype(np.int64)
-    frame["ppn"] = jobs.ppn.astype(np.int64)
-    frame["properties"] = pd.Series(jobs.properties, dtype=object)
-    frame["exclusive"] = jobs.exclusive.astype(bool)
-    frame["gpus"] = jobs.gpus.astype(np.int64)
-    frame["exit_status"] = jobs.exit_status.astype(np.int64)
-    frame["state"] = pd.Series(jobs.state, dtype=object)
-    frame["hosts"] = pd.Series(jobs.hosts, dtype=object)
+    columns_all: dict[str, Any] = dict(columns)
+    columns_all["line"] = jobs.line.astype(np.int64)
+    columns_all.update(
+        source_id=np.asarray(jobs.source_id, dtype=object),
+        queue_name=np.asarray(jobs.queue_name, dtype=object),
+        user_name=np.asarray(jobs.user_name, dtype=object),
+        group_name=np.asarray(jobs.group_name, dtype=object),
+        account=np.asarray(jobs.account, dtype=object),
+        eligible=_or(jobs.eligible - origin),
+        nodes=jobs.nodes.astype(np.int64),
+        ppn=jobs.ppn.astype(np.int64),
+        properties=np.asarray(jobs.properties, dtype=object),
+        exclusive=jobs.exclusive.astype(bool),
+        gpus=jobs.gpus.astype(np.int64),
+        exit_status=jobs.exit_status.astype(np.int64),
+        state=np.asarray(jobs.state, dtype=object),
+        hosts=np.asarray(jobs.hosts, dtype=object),
+    )
+    frame = pd.DataFrame(columns_all, copy=False)
     header = [
         f"; UnixStartTime: {origin}",
         f"; Note: read by queuesim from the {log_format} log {path.name}; job numbers follow "
