@@ -255,10 +255,3 @@ def _numbers(data, starts, ends):  # type: ignore[no-untyped-def]
                 return out, i
         out[i] = sign * value
     return out, -1
-
-
-def warm_up() -> None:
-    """Compile (or load from numba's cache) the scan kernels on a tiny input."""
-    buf = np.frombuffer(b"01/01/2024 00:00:00;E;1.s;a=1\n", dtype=np.uint8)
-    lines = scan_lines(buf)
-    scan_values(buf, lines.message_start, lines.end, key_table(("a",)))
