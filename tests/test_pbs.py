@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from queuesim.common.errors import WorkloadError
-from queuesim.traces.pbs import parse_chunks, parse_duration, parse_size, read_pbs
+from queuesim.traces.pbs import read_pbs
+from queuesim.traces.pbs_values import parse_chunks, parse_duration, parse_size
 from queuesim.traces.registry import read_trace
 
 Q = "12/21/2024 17:58:09;Q;{id};user=alice group=g queue=workq ctime=1000 qtime=1001 etime=1002"

@@ -38,6 +38,9 @@ def add_parser(sub: Any) -> None:
     parser.add_argument(
         "--records", type=int, default=1_000_000, help="input size for --readers (1,000,000)"
     )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per reader for --readers; the median is shown"
+    )
     add_folders(parser)
     parser.set_defaults(handler=cmd_bench)
 
@@ -49,7 +52,7 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
     if args.readers:
         from queuesim.studies.reader_bench import run_reader_bench
 
-        run_reader_bench(console, workloads, args.records)
+        run_reader_bench(console, workloads, args.records, args.repeat)
         return 0
     run_bench(
         console,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -144,50 +145,51 @@ def log_trace(path: Path, jobs: LogJobs, log_format: str) -> SwfTrace:
     alloc = np.where(jobs.alloc_cpus > 0, jobs.alloc_cpus, np.nan).astype(float)
     started = np.isfinite(jobs.start)
     values = {
-        "job_id": np.arange(1, n + 1, dtype=np.float64),
+        "job_id": np.arange(1, n + 1, dtype=np.int64),
         "submit": _or(jobs.submit - origin),
         "wait": _or(np.where(started, jobs.start - jobs.submit, np.nan)),
         "runtime": _or(np.where(started, jobs.end - jobs.start, np.nan)),
-        "alloc_procs": np.where(jobs.alloc_cpus > 0, jobs.alloc_cpus, -1).astype(float),
+        "alloc_procs": np.where(jobs.alloc_cpus > 0, jobs.alloc_cpus, -1),
         "avg_cpu_time": _or(jobs.cpu_time / alloc),
         "used_memory": _or(jobs.used_mem_kb / per_cpu),
-        "req_procs": np.where(jobs.req_cpus > 0, jobs.req_cpus, -1).astype(float),
+        "req_procs": np.where(jobs.req_cpus > 0, jobs.req_cpus, -1),
         "req_time": _or(np.where(jobs.req_walltime > 0, jobs.req_walltime, np.nan)),
         "req_memory": _or(np.where(jobs.req_mem_kb > 0, jobs.req_mem_kb, np.nan) / per_cpu),
-        "status": jobs.status.astype(float),
-        "user": users.astype(float),
-        "group": groups.astype(float),
-        "queue": queues.astype(float),
+        "status": jobs.status,
+        "user": users,
+        "group": groups,
+        "queue": queues,
     }
     columns: dict[str, npt.NDArray[np.int64] | npt.NDArray[np.float64]] = {}
     for name in SWF_FIELDS:
         column = values.get(name)
         if name in INT_FIELDS:
             columns[name] = (
-                np.full(n, -1, dtype=np.int64) if column is None else column.astype(np.int64)
+                np.full(n, -1, dtype=np.int64)
+                if column is None
+                else np.asarray(column, dtype=np.int64)
             )
         else:
             columns[name] = np.full(n, -1.0) if column is None else column
-    columns["line"] = jobs.line.astype(np.int64)
-    frame = pd.DataFrame(columns)
-    text = {
-        "source_id": jobs.source_id,
-        "queue_name": jobs.queue_name,
-        "user_name": jobs.user_name,
-        "group_name": jobs.group_name,
-        "account": jobs.account,
-    }
-    for name, column in text.items():
-        frame[name] = pd.Series(column, dtype=object)
-    frame["eligible"] = _or(jobs.eligible - origin)
-    frame["nodes"] = jobs.nodes.astype(np.int64)
-    frame["ppn"] = jobs.ppn.astype(np.int64)
-    frame["properties"] = pd.Series(jobs.properties, dtype=object)
-    frame["exclusive"] = jobs.exclusive.astype(bool)
-    frame["gpus"] = jobs.gpus.astype(np.int64)
-    frame["exit_status"] = jobs.exit_status.astype(np.int64)
-    frame["state"] = pd.Series(jobs.state, dtype=object)
-    frame["hosts"] = pd.Series(jobs.hosts, dtype=object)
+    columns_all: dict[str, Any] = dict(columns)
+    columns_all["line"] = np.asarray(jobs.line, dtype=np.int64)
+    columns_all.update(
+        source_id=np.asarray(jobs.source_id, dtype=object),
+        queue_name=np.asarray(jobs.queue_name, dtype=object),
+        user_name=np.asarray(jobs.user_name, dtype=object),
+        group_name=np.asarray(jobs.group_name, dtype=object),
+        account=np.asarray(jobs.account, dtype=object),
+        eligible=_or(jobs.eligible - origin),
+        nodes=np.asarray(jobs.nodes, dtype=np.int64),
+        ppn=np.asarray(jobs.ppn, dtype=np.int64),
+        properties=np.asarray(jobs.properties, dtype=object),
+        exclusive=np.asarray(jobs.exclusive, dtype=bool),
+        gpus=np.asarray(jobs.gpus, dtype=np.int64),
+        exit_status=np.asarray(jobs.exit_status, dtype=np.int64),
+        state=np.asarray(jobs.state, dtype=object),
+        hosts=np.asarray(jobs.hosts, dtype=object),
+    )
+    frame = pd.DataFrame(columns_all, copy=False)
     header = [
         f"; UnixStartTime: {origin}",
         f"; Note: read by queuesim from the {log_format} log {path.name}; job numbers follow "

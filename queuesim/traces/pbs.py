@@ -78,10 +78,11 @@ b"``) are split one by one in Python.
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -98,14 +99,35 @@ from queuesim.traces.log_frame import (
     LogJobs,
     log_trace,
 )
+from queuesim.traces.pbs_scan import (
+    BAD_DATE,
+    BAD_FIELDS,
+    BAD_TYPE,
+    RECORD,
+    key_table,
+    scan_lines,
+    scan_values,
+    strings,
+)
+from queuesim.traces.pbs_scan import (
+    numbers as scanned_numbers,
+)
+from queuesim.traces.pbs_values import (
+    Chunks,
+    exec_host,
+    parse_chunks,
+    parse_duration,
+    parse_size,
+)
 from queuesim.traces.swf import BadLine, SwfTrace, reader_notes
 
-__all__ = ["looks_like_pbs", "parse_chunks", "parse_duration", "parse_size", "read_pbs"]
+_T = TypeVar("_T")
+
+__all__ = ["looks_like_pbs", "read_pbs"]
 
 _RECORD = re.compile(rb"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d;[A-Za-z];[^;]*;")
-_DATE = r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d$"
 #: job records that are consulted; E completes a job
-_JOB_TYPES = frozenset("QSEDARMCT")
+_JOB_TYPE_BYTES = b"QSEDARMCT"
 #: the keys of an E record that are read
 _KEYS = (
     "user",
@@ -132,7 +154,6 @@ _KEYS = (
     "resources_used.mem",
     "resources_used.ncpus",
 )
-_QUOTED = re.compile(r"""([^\s=]+)=("[^"]*"|'[^']*'|\S*)""")
 
 
 def looks_like_pbs(first_lines: list[bytes]) -> bool:
@@ -140,162 +161,11 @@ def looks_like_pbs(first_lines: list[bytes]) -> bool:
     return bool(first_lines) and all(_RECORD.match(line) for line in first_lines[:5])
 
 
-# --------------------------------------------------------------------------- values
-
-
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "w": 8,
-    "kb": 2**10,
-    "kw": 8 * 2**10,
-    "mb": 2**20,
-    "mw": 8 * 2**20,
-    "gb": 2**30,
-    "gw": 8 * 2**30,
-    "tb": 2**40,
-    "tw": 8 * 2**40,
-    "pb": 2**50,
-    "k": 2**10,
-    "m": 2**20,
-    "g": 2**30,
-    "t": 2**40,
-}
-_SIZE = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)([a-zA-Z]*)$")
-_DURATION = re.compile(r"^(?:(\d+):)?(?:(\d+):)?(?:(\d+):)?(\d+(?:\.\d*)?)$")
-
-
-def parse_size(text: str) -> float:
-    """Bytes of a PBS size (``300mb``, ``12.27M``, ``664kb``, ``1024``); ValueError if
-    it is not one."""
-    match = _SIZE.match(text.strip())
-    if match is None or match.group(2).lower() not in _UNITS:
-        raise ValueError(f"expected a size such as 300mb or 4gb, found {text!r}")
-    return float(match.group(1)) * _UNITS[match.group(2).lower()]
-
-
-def parse_duration(text: str) -> float:
-    """Seconds of a PBS duration (``02:00:00``, ``144:00:00``, ``1:02:00:00``, ``90``);
-    ValueError if it is not one."""
-    match = _DURATION.match(text.strip())
-    if match is None:
-        raise ValueError(f"expected a duration such as 02:00:00, found {text!r}")
-    parts = [float(p) for p in match.groups() if p is not None]
-    seconds = 0.0
-    for factor, value in zip((1, 60, 3600, 86400), reversed(parts), strict=False):
-        seconds += factor * value
-    return seconds
-
-
-@dataclass(frozen=True)
-class Chunks:
-    """What a ``select`` or Torque ``nodes`` spec asks for."""
-
-    nodes: int
-    cpus: int
-    ppn: int  #: common CPUs per node, 0 when chunks differ
-    gpus: int  #: whole job
-    mem_bytes: float  #: whole job (NaN: not given)
-    properties: tuple[str, ...]
-    exclusive: bool
-
-
-_IGNORED_RESOURCES = frozenset({"ncpus", "mem", "vmem", "ngpus", "mpiprocs", "ompthreads"})
-
-
-def parse_chunks(spec: str, *, torque: bool) -> Chunks:
-    """Parse ``select=2:ncpus=4:mem=8gb+1:ncpus=2`` (``torque=False``) or Torque's
-    ``nodes=2:ppn=8:gpus=1:infiniband#excl`` (``torque=True``); ValueError when a part is
-    empty or a number does not parse."""
-    spec, *flags = spec.split("#")
-    exclusive = any(f.startswith("excl") for f in flags)
-    nodes = cpus = gpus = 0
-    mem = 0.0
-    has_mem = False
-    per_node: set[int] = set()
-    props: list[str] = []
-    for chunk in spec.split("+"):
-        tokens = chunk.split(":")
-        if not chunk or any(not t for t in tokens):
-            raise ValueError(f"empty part in {spec!r}")
-        count = 1
-        if tokens[0].isdigit():
-            count = int(tokens[0])
-            tokens = tokens[1:]
-        elif torque and "=" not in tokens[0]:
-            props.append(f"host={tokens[0]}")
-            tokens = tokens[1:]
-        ncpus, ngpus = 1, 0
-        for token in tokens:
-            key, sep, value = token.partition("=")
-            if torque:
-                if key == "ppn" and sep:
-                    ncpus = int(float(value))
-                elif key in ("gpus", "gpu") and sep:
-                    ngpus = int(value)
-                elif not sep:
-                    props.append(key)
-                else:
-                    props.append(token)
-                continue
-            if not sep:
-                raise ValueError(f"expected resource=value in {spec!r}, found {token!r}")
-            if key == "ncpus":
-                ncpus = int(value)
-            elif key == "ngpus":
-                ngpus = int(value)
-            elif key == "mem":
-                mem += count * parse_size(value)
-                has_mem = True
-            elif key in _IGNORED_RESOURCES:
-                continue
-            elif value.lower() == "true":
-                props.append(key)
-            elif value.lower() == "false":
-                props.append(f"^{key}")
-            elif key == "cluster":
-                props.append(value)
-            else:
-                props.append(token)
-        nodes += count
-        cpus += count * ncpus
-        gpus += count * ngpus
-        per_node.add(ncpus)
-    return Chunks(
-        nodes=nodes,
-        cpus=cpus,
-        ppn=per_node.pop() if len(per_node) == 1 else 0,
-        gpus=gpus,
-        mem_bytes=mem if has_mem else math.nan,
-        properties=tuple(dict.fromkeys(props)),
-        exclusive=exclusive,
-    )
-
-
-def _exec_host(text: str) -> tuple[int, str]:
-    """CPUs and ``+``-joined distinct hosts of an ``exec_host`` value."""
-    cpus = 0
-    hosts = []
-    for entry in text.split("+"):
-        host, _, slots = entry.partition("/")
-        hosts.append(host)
-        for part in slots.split(","):
-            count = 1
-            part, star, times = part.partition("*")
-            if star:
-                count = int(times)
-            elif "-" in part:
-                low, _, high = part.partition("-")
-                count = int(high) - int(low) + 1
-            cpus += count
-    return cpus, "+".join(dict.fromkeys(hosts))
-
-
 # --------------------------------------------------------------------------- reading
 
 
-class _Lines:
-    """The lines of one or more files, numbered across them."""
+class _Log:
+    """The bytes of one or more files, their lines numbered across them."""
 
     def __init__(self, path: Path) -> None:
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
@@ -309,154 +179,197 @@ class _Lines:
             if data and not data.endswith(b"\n"):
                 data += b"\n"
             self.starts.append((first, file))
-            first += data.count(b"\n")
+            if len(files) > 1:
+                first += data.count(b"\n")
             parts.append(data)
-        self.data = b"".join(parts)
+        self.data = b"".join(parts) if len(parts) > 1 else parts[0]
+        self.buf = np.frombuffer(self.data, dtype=np.uint8)
+        self.buffer = pa.py_buffer(self.data)
 
     def where(self, line: int) -> str:
         """``file:line`` of a line number counted across the files."""
         start, file = next((s, f) for s, f in reversed(self.starts) if s <= line)
         return f"{file}:{line - start + 1}"
 
-    def text(self, line: int) -> str:
-        raws = self.data.split(b"\n")
-        return raws[line - 1].decode("utf-8", errors="replace").rstrip("\r")
+    def text(self, start: int, end: int) -> str:
+        return self.data[start:end].decode("utf-8", errors="replace")
 
-    def array(self) -> tuple[pa.Array, npt.NDArray[np.int64]]:
-        """Every line as a string array (trailing blanks stripped) and its number."""
-        data = self.data
-        raw = np.frombuffer(data, dtype=np.uint8)
-        ends = np.flatnonzero(raw == 10)
-        offsets = np.concatenate([[0], ends + 1]).astype(np.int64)
-        n = ends.shape[0]
-        strings = pa.Array.from_buffers(
-            pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    def line(self, index: int, end: int) -> str:
+        """The text of line ``index`` (from 0), up to ``end``."""
+        start = self.data.rfind(b"\n", 0, end) + 1
+        return self.text(start, end)
+
+
+_LINE_PROBLEMS = {
+    BAD_FIELDS: "expected DATE;TYPE;ID;MESSAGE (four ';'-separated fields)",
+    BAD_DATE: "expected a date MM/DD/YYYY HH:MM:SS before the first ';'",
+    BAD_TYPE: "expected a one-letter record type between the first two ';'",
+}
+_KEY_TABLE = key_table(_KEYS)
+#: the keys read as numbers by the scan (the others are parsed once per distinct value)
+_NUMERIC_KEYS = frozenset(
+    {
+        "ctime",
+        "qtime",
+        "etime",
+        "start",
+        "end",
+        "Exit_status",
+        "Resource_List.ncpus",
+        "Resource_List.ngpus",
+        "resources_used.ncpus",
+    }
+)
+
+
+def _texts(array: pa.Array) -> tuple[npt.NDArray[np.int64], list[str]]:
+    """Codes (-1 where null) and distinct values (decoded, undecodable bytes replaced) of a
+    binary or string array."""
+    encoded = array.dictionary_encode()
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    dictionary = encoded.dictionary
+    try:
+        values: list[str] = (
+            dictionary.cast(pa.large_string()).to_numpy(zero_copy_only=False).tolist()
         )
-        try:
-            strings.validate(full=True)
-        except pa.ArrowInvalid:  # not UTF-8: decode with replacement, once
-            text = data.decode("utf-8", errors="replace").split("\n")[:n]
-            strings = pa.array(text, pa.large_string())
-        return pc.utf8_rtrim_whitespace(strings), np.arange(1, n + 1, dtype=np.int64)
+    except pa.ArrowInvalid:  # not UTF-8
+        values = [v.decode("utf-8", errors="replace") for v in dictionary.to_pylist()]
+    return codes, values
+
+
+def _objects(
+    codes: npt.NDArray[np.int64], uniques: list[str], missing: str = ""
+) -> npt.NDArray[np.object_]:
+    table = np.array([*uniques, missing], dtype=object)
+    return table[codes]
 
 
 def read_pbs(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     """Read a PBS accounting log (module docstring) into a trace; ``path`` is a file, a
     ``.gz`` file or a directory of daily files."""
     path = Path(path)
-    lines = _Lines(path)
-    strings, numbers = lines.array()
-    content = pc.invert(pc.or_(pc.equal(pc.utf8_length(strings), 0), pc.starts_with(strings, ";")))
-    strings = strings.filter(content)
-    numbers = numbers[content.to_numpy(zero_copy_only=False)]
+    log = _Log(path)
+    lines = scan_lines(log.buf)
+    numbers = np.arange(1, lines.status.shape[0] + 1, dtype=np.int64)
     bad: list[BadLine] = []
+    for code, reason in _LINE_PROBLEMS.items():
+        for i in np.flatnonzero(lines.status == code).tolist():
+            bad.append(BadLine(i + 1, log.line(i, int(lines.end[i])), reason))
 
-    def reject(line_numbers: npt.NDArray[np.int64], reason: str) -> None:
-        for number in line_numbers.tolist():
-            bad.append(BadLine(number, lines.text(number), reason))
-
-    parts = pc.split_pattern(strings, ";", max_splits=3)
-    whole = pc.equal(pc.list_value_length(parts), 4).to_numpy(zero_copy_only=False)
-    reject(numbers[~whole], "expected DATE;TYPE;ID;MESSAGE (four ';'-separated fields)")
-    parts, numbers = parts.filter(pa.array(whole)), numbers[whole]
-    dates = pc.list_element(parts, 0)
-    types = pc.list_element(parts, 1).to_numpy(zero_copy_only=False)
-    ids = pc.list_element(parts, 2)
-    messages = pc.list_element(parts, 3)
-    dated = pc.match_substring_regex(dates, _DATE).to_numpy(zero_copy_only=False)
-    reject(numbers[~dated], "expected a date MM/DD/YYYY HH:MM:SS before the first ';'")
-
-    job_record = np.isin(types, list(_JOB_TYPES)) & dated
-    other = ~job_record & dated
+    record = lines.status == RECORD
+    job_record = record & np.isin(lines.rtype, np.frombuffer(_JOB_TYPE_BYTES, dtype=np.uint8))
+    other = record & ~job_record
+    rows = np.flatnonzero(job_record)
+    codes, key_values = _texts(strings(log.buf, lines.id_start[rows], lines.key_end[rows]))
+    keys = np.array(key_values, dtype=object)
+    parent = np.array([k.endswith("[]") for k in key_values], dtype=bool)[codes]
+    types = lines.rtype[rows]
+    other_ids = strings(log.buf, lines.id_start[other], lines.id_end[other])
     notes = [
-        reader_notes(
-            numbers[other], ids.filter(pa.array(other)).to_pylist(), "not_a_job_record", "skipped"
-        )
+        reader_notes(numbers[other], _objects(*_texts(other_ids)), "not_a_job_record", "skipped")
     ]
-    keys = pc.extract_regex(ids, r"^(?P<k>[^.\[]*(?:\[[^\]]*\])?)")
-    key = pc.struct_field(keys, [0]).to_numpy(zero_copy_only=False).astype(object)
-    key = np.where(
-        pc.is_valid(keys).to_numpy(zero_copy_only=False), key, ids.to_numpy(zero_copy_only=False)
+
+    is_end = (types == ord("E")) & ~parent
+    end_rows = rows[is_end]
+    value_start, value_end, bad_token = scan_values(
+        log.buf, lines.message_start[end_rows], lines.end[end_rows], _KEY_TABLE
     )
-    records = pd.DataFrame({"key": key, "type": types, "line": numbers})[job_record]
-    parent = records["key"].str.endswith("[]").to_numpy()
-    ends = records[(records["type"] == "E").to_numpy() & ~parent]
-
-    is_end = np.zeros(len(types), dtype=bool)
-    is_end[np.flatnonzero(job_record)[(records["type"] == "E").to_numpy() & ~parent]] = True
-    fields, bad_fields = _fields(messages.filter(pa.array(is_end)), numbers[is_end])
-    for number, reason in bad_fields:
-        bad.append(BadLine(number, lines.text(number), reason))
-    keep_end = ~np.isin(numbers[is_end], [n for n, _ in bad_fields])
-    ends = ends[keep_end]
-    fields = {k: v[keep_end] for k, v in fields.items()}
-    source = ids.filter(pa.array(is_end)).to_numpy(zero_copy_only=False)[keep_end]
-
+    for k in np.flatnonzero(bad_token >= 0).tolist():
+        token_start = int(bad_token[k])
+        token = log.text(token_start, token_start + 40).split(" ", 1)[0]
+        i = int(end_rows[k])
+        reason = f"expected key=value, found {token!r}"
+        bad.append(BadLine(i + 1, log.line(i, int(lines.end[i])), reason))
     if bad:
         bad.sort(key=lambda b: b.line)
         if not skip_bad_lines:
             first = bad[0]
-            raise WorkloadError(f"{lines.where(first.line)}: {first.reason}")
+            raise WorkloadError(f"{log.where(first.line)}: {first.reason}")
 
     # several E records for one key: the last one wins
-    last = ~ends["key"].duplicated(keep="last").to_numpy()
+    end_codes = codes[is_end]
+    usable = bad_token < 0
+    last = np.zeros(end_codes.shape[0], dtype=bool)
+    candidates = np.flatnonzero(usable)
+    _, from_end = np.unique(end_codes[candidates][::-1], return_index=True)
+    last[candidates[candidates.shape[0] - 1 - from_end]] = True
+    replaced = usable & ~last
     notes.append(
         reader_notes(
-            ends["line"].to_numpy()[~last],
-            ends["key"].to_numpy()[~last],
+            numbers[end_rows[replaced]],
+            keys[end_codes[replaced]],
             "duplicate_end_record",
             "dropped",
         )
     )
-    ends = ends[last]
-    fields = {k: v[last] for k, v in fields.items()}
-    source = source[last]
-    notes.extend(_record_notes(records, parent, ends["key"].to_numpy(dtype=object)))
+    chosen = np.flatnonzero(last)
+    fields = {
+        name: strings(log.buf, value_start[chosen, k], value_end[chosen, k])
+        for k, name in enumerate(_KEYS)
+        if name not in _NUMERIC_KEYS
+    }
+    values: dict[str, npt.NDArray[np.float64]] = {}
+    for k, name in enumerate(_KEYS):
+        if name in _NUMERIC_KEYS:
+            values[name], wrong = scanned_numbers(
+                log.buf, value_start[chosen, k], value_end[chosen, k]
+            )
+            if wrong >= 0:
+                row = int(chosen[wrong])
+                found = log.text(int(value_start[row, k]), int(value_end[row, k]))
+                where = log.where(int(numbers[end_rows[row]]))
+                raise WorkloadError(f"{where}: {name}: expected a number, found {found!r}")
+    kept = end_rows[chosen]
+    source = strings(log.buf, lines.id_start[kept], lines.id_end[kept])
+    has_end = np.zeros(keys.shape[0], dtype=bool)
+    has_end[end_codes[chosen]] = True
+    notes.extend(_record_notes(codes, keys, types, numbers[rows], parent, has_end))
 
     try:
-        jobs = _jobs(fields, ends, source)
+        jobs = _jobs(fields, values, numbers[kept], source)
     except _BadValue as exc:
-        raise WorkloadError(f"{lines.where(exc.line)}: {exc.reason}") from None
+        raise WorkloadError(f"{log.where(exc.line)}: {exc.reason}") from None
     jobs.bad_lines = tuple(bad)
     jobs.notes = pd.concat(notes, ignore_index=True)
     return log_trace(path, jobs, "PBS accounting")
 
 
 def _record_notes(
-    records: pd.DataFrame, parent: npt.NDArray[np.bool_], ended: npt.NDArray[np.object_]
+    codes: npt.NDArray[np.int64],
+    keys: npt.NDArray[np.object_],
+    types: npt.NDArray[np.uint8],
+    lines: npt.NDArray[np.int64],
+    parent: npt.NDArray[np.bool_],
+    has_end: npt.NDArray[np.bool_],
 ) -> list[pd.DataFrame]:
-    """Notes on the job records: array parents, reruns, jobs without an E record."""
+    """Notes on the job records (by their key's code in ``keys``): array parents, reruns,
+    jobs without an E record."""
     notes = []
-    codes, uniques = pd.factorize(records["key"].to_numpy(dtype=object))
-    has_end = np.zeros(len(uniques), dtype=bool)
-    has_end[pd.Index(uniques).get_indexer(ended)] = True
-    lines = records["line"].to_numpy()
-    types = records["type"].to_numpy()
-    last_line = np.zeros(len(uniques), dtype=np.int64)
+    n = keys.shape[0]
+    last_line = np.zeros(n, dtype=np.int64)
     np.maximum.at(last_line, codes, lines)
-    first_parent = parent & ~pd.Series(codes).duplicated(keep="last").to_numpy()
-    notes.append(
-        reader_notes(lines[first_parent], uniques[codes[first_parent]], "array_parent", "dropped")
-    )
-    job = ~parent
-    starts = np.bincount(codes[job & (types == "S")], minlength=len(uniques))
-    rerun = has_end & (starts > 1)
-    end_line = np.zeros(len(uniques), dtype=np.int64)
-    np.maximum.at(end_line, codes[types == "E"], lines[types == "E"])
-    notes.append(reader_notes(end_line[rerun], uniques[rerun], "rerun", "repaired"))
-    gone = np.zeros(len(uniques), dtype=bool)
-    gone[codes[np.isin(types, ["D", "A"])]] = True
-    is_parent = np.zeros(len(uniques), dtype=bool)
+    is_parent = np.zeros(n, dtype=bool)
     is_parent[codes[parent]] = True
+    shown = np.flatnonzero(is_parent)
+    shown = shown[np.argsort(last_line[shown], kind="mergesort")]
+    notes.append(reader_notes(last_line[shown], keys[shown], "array_parent", "dropped"))
+    starts = np.bincount(codes[~parent & (types == ord("S"))], minlength=n)
+    rerun = np.flatnonzero(has_end & (starts > 1))
+    end_line = np.zeros(n, dtype=np.int64)
+    ended = types == ord("E")
+    np.maximum.at(end_line, codes[ended], lines[ended])
+    rerun = rerun[np.argsort(end_line[rerun], kind="mergesort")]
+    notes.append(reader_notes(end_line[rerun], keys[rerun], "rerun", "repaired"))
+    gone = np.zeros(n, dtype=bool)
+    gone[codes[(types == ord("D")) | (types == ord("A"))]] = True
     open_jobs = ~has_end & ~is_parent
     for chosen, reason in (
         (open_jobs & gone, "deleted_without_end_record"),
         (open_jobs & ~gone, "no_end_record"),
     ):
-        order = np.argsort(last_line[chosen], kind="mergesort")
-        notes.append(
-            reader_notes(last_line[chosen][order], uniques[chosen][order], reason, "dropped")
-        )
+        which = np.flatnonzero(chosen)
+        which = which[np.argsort(last_line[which], kind="mergesort")]
+        notes.append(reader_notes(last_line[which], keys[which], reason, "dropped"))
     return notes
 
 
@@ -467,68 +380,28 @@ class _BadValue(Exception):
         self.reason = reason
 
 
-def _fields(
-    messages: pa.Array, numbers: npt.NDArray[np.int64]
-) -> tuple[dict[str, npt.NDArray[np.object_]], list[tuple[int, str]]]:
-    """The values of :data:`_KEYS` in every message (None where absent), and the lines
-    with a token that is not ``key=value``."""
-    n = len(messages)
-    columns = {k: np.full(n, None, dtype=object) for k in _KEYS}
-    bad: list[tuple[int, str]] = []
-    # values in quotes with a space inside (jobname="a b") need a split that knows quotes;
-    # quoted values without spaces (diag_messages='{}') split like any other
-    quoted = pc.match_substring_regex(messages, r"""(?:'[^' ]* [^']*')|(?:"[^" ]* [^"]*")""")
-    quoted_rows = np.flatnonzero(quoted.to_numpy(zero_copy_only=False))
-    for row in quoted_rows.tolist():
-        text = messages[row].as_py()
-        rest = _QUOTED.sub("", text).strip()
-        if rest:
-            bad.append((int(numbers[row]), f"expected key=value, found {rest.split()[0]!r}"))
-        for match in _QUOTED.finditer(text):
-            if match.group(1) in columns:
-                columns[match.group(1)][row] = match.group(2).strip("\"'")
-    plain = np.ones(n, dtype=bool)
-    plain[quoted_rows] = False
-    rows = np.flatnonzero(plain)
-    tokens = pc.split_pattern(messages.filter(pa.array(plain)), " ")
-    owner = rows[pc.list_parent_indices(tokens).to_numpy()]
-    flat = pc.list_flatten(tokens)
-    nonempty = pc.greater(pc.utf8_length(flat), 0).to_numpy(zero_copy_only=False)
-    flat, owner = flat.filter(pa.array(nonempty)), owner[nonempty]
-    pairs = pc.split_pattern(flat, "=", max_splits=1)
-    has_value = pc.equal(pc.list_value_length(pairs), 2).to_numpy(zero_copy_only=False)
-    for position in np.flatnonzero(~has_value)[:1000].tolist():
-        bad.append(
-            (int(numbers[owner[position]]), f"expected key=value, found {flat[position].as_py()!r}")
-        )
-    pairs, owner = pairs.filter(pa.array(has_value)), owner[has_value]
-    names = pc.list_element(pairs, 0).dictionary_encode()
-    values = pc.utf8_trim(pc.list_element(pairs, 1), "\"'")
-    index = names.indices.to_numpy(zero_copy_only=False)
-    dictionary = names.dictionary.to_pylist()
-    for code, name in enumerate(dictionary):
-        if name in columns:
-            mine = index == code
-            columns[name][owner[mine]] = values.filter(pa.array(mine)).to_numpy(
-                zero_copy_only=False
-            )
-    return columns, sorted(set(bad))
-
-
-def _converted(
-    column: npt.NDArray[np.object_], lines: npt.NDArray[np.int64], key: str, parse: object
-) -> npt.NDArray[np.float64]:
-    """``parse`` applied to every distinct value of ``column`` (NaN where absent)."""
-    codes, uniques = pd.factorize(pd.Series(column, dtype=object))
-    results = np.empty(len(uniques) + 1, dtype=np.float64)
-    results[-1] = np.nan
+def _per_value(
+    array: pa.Array, lines: npt.NDArray[np.int64], key: str, parse: Callable[[str], _T]
+) -> tuple[npt.NDArray[np.int64], list[_T]]:
+    """``parse`` of every distinct value of ``array``: each row's code (-1: absent) and the
+    parsed values by code; a value that does not parse is a :class:`_BadValue`."""
+    codes, uniques = _texts(array)
+    parsed = []
     for k, value in enumerate(uniques):
         try:
-            results[k] = parse(value)  # type: ignore[operator]
+            parsed.append(parse(value))
         except ValueError as exc:
             line = int(lines[np.argmax(codes == k)])
             raise _BadValue(line, f"{key}: {exc}") from None
-    return results[codes]
+    return codes, parsed
+
+
+def _floats(
+    array: pa.Array, lines: npt.NDArray[np.int64], key: str, parse: Callable[[str], float]
+) -> npt.NDArray[np.float64]:
+    """``parse`` of every value as a float (NaN where absent)."""
+    codes, parsed = _per_value(array, lines, key, parse)
+    return np.array([*parsed, np.nan], dtype=np.float64)[codes]
 
 
 def _number(text: str) -> float:
@@ -538,97 +411,121 @@ def _number(text: str) -> float:
         raise ValueError(f"expected a number, found {text!r}") from None
 
 
+def _chunks(text: str, *, torque: bool) -> Chunks:
+    return parse_chunks(text, torque=torque)
+
+
+def _chunk_columns(
+    fields: dict[str, pa.Array], lines: npt.NDArray[np.int64]
+) -> dict[str, npt.NDArray[Any]]:
+    """Per job, what its select spec (else its Torque nodes spec) asks for."""
+    # Torque writes nodect as a nodes spec at times (nodect=1:ppn=24:gpu=4): read it so
+    nodect_codes, nodect_values = _texts(fields["Resource_List.nodect"])
+    spec = np.array([":" in v for v in nodect_values] + [False], dtype=bool)[nodect_codes]
+    nodes_given = pc.is_valid(fields["Resource_List.nodes"]).to_numpy(zero_copy_only=False)
+    torque = pc.if_else(
+        pa.array(~nodes_given & spec), fields["Resource_List.nodect"], fields["Resource_List.nodes"]
+    )
+    columns: dict[str, npt.NDArray[Any]] = {}
+    for name, array, is_torque in (
+        ("select", fields["Resource_List.select"], False),
+        ("torque", torque, True),
+    ):
+        key = "Resource_List.select" if not is_torque else "Resource_List.nodes"
+        codes, parsed = _per_value(array, lines, key, partial(_chunks, torque=is_torque))
+        for field in ("nodes", "cpus", "ppn", "gpus", "mem_bytes", "properties", "exclusive"):
+            none = {"mem_bytes": np.nan, "properties": (), "exclusive": False}.get(field, 0)
+            table = np.empty(len(parsed) + 1, dtype=object)
+            table[:] = [getattr(c, field) for c in parsed] + [none]
+            columns[f"{name}.{field}"] = table[codes]
+        columns[f"{name}.given"] = codes >= 0
+    chosen = columns["select.given"]
+    return {
+        field: np.where(chosen, columns[f"select.{field}"], columns[f"torque.{field}"])
+        for field in ("nodes", "cpus", "ppn", "gpus", "mem_bytes", "properties", "exclusive")
+    }
+
+
 def _jobs(
-    fields: dict[str, npt.NDArray[np.object_]], ends: pd.DataFrame, source: npt.NDArray[np.object_]
+    fields: dict[str, pa.Array],
+    values: dict[str, npt.NDArray[np.float64]],
+    lines: npt.NDArray[np.int64],
+    source: pa.Array,
 ) -> LogJobs:
-    """The jobs of the E records' fields."""
-    lines = ends["line"].to_numpy(dtype=np.int64)
+    """The jobs of the E records' fields (``values``: the numeric ones; ``lines``: the
+    records' lines)."""
 
     def number(key: str) -> npt.NDArray[np.float64]:
-        return _converted(fields[key], lines, key, _number)
+        return values[key]
+
+    def text(key: str) -> npt.NDArray[np.object_]:
+        return _objects(*_texts(fields[key]))
 
     ctime, qtime = number("ctime"), number("qtime")
     start = number("start")
     start = np.where(start > 0, start, np.nan)
-    walltime = _converted(
+    walltime = _floats(
         fields["Resource_List.walltime"], lines, "Resource_List.walltime", parse_duration
     )
-    cput = _converted(fields["resources_used.cput"], lines, "resources_used.cput", parse_duration)
-    req_mem = _converted(fields["Resource_List.mem"], lines, "Resource_List.mem", parse_size)
-    used_mem = _converted(fields["resources_used.mem"], lines, "resources_used.mem", parse_size)
+    cput = _floats(fields["resources_used.cput"], lines, "resources_used.cput", parse_duration)
+    req_mem = _floats(fields["Resource_List.mem"], lines, "Resource_List.mem", parse_size)
+    used_mem = _floats(fields["resources_used.mem"], lines, "resources_used.mem", parse_size)
+    chunks = _chunk_columns(fields, lines)
 
-    select = _spec_table(
-        fields["Resource_List.select"], lines, "Resource_List.select", torque=False
-    )
-    # Torque writes nodect as a nodes spec at times (nodect=1:ppn=24:gpu=4): read it so
-    nodect_text = pd.Series(fields["Resource_List.nodect"], dtype=object)
-    nodect = pd.to_numeric(nodect_text, errors="coerce")
-    torque_spec = pd.Series(fields["Resource_List.nodes"], dtype=object).fillna(
-        nodect_text.where(nodect.isna() & nodect_text.str.contains(":", na=False))
-    )
-    nodes_spec = _spec_table(
-        torque_spec.to_numpy(dtype=object), lines, "Resource_List.nodes", torque=True
-    )
-    chunks = [s if s is not None else t for s, t in zip(select, nodes_spec, strict=True)]
-
-    host_codes, host_uniques = pd.factorize(pd.Series(fields["exec_host"], dtype=object))
-    parsed_hosts = []
-    for k, value in enumerate(host_uniques):
+    def host_entry(value: str) -> tuple[int, str]:
         try:
-            parsed_hosts.append(_exec_host(value))
+            return exec_host(value)
         except ValueError:
-            line = int(lines[np.argmax(host_codes == k)])
-            raise _BadValue(
-                line, f"exec_host: expected node/cpu+node/cpu..., found {value!r}"
-            ) from None
-    parsed_hosts.append((0, ""))
-    exec_cpus = np.array([parsed_hosts[c][0] for c in host_codes], dtype=np.int64)
-    hosts = np.array([parsed_hosts[c][1] for c in host_codes], dtype=object)
+            raise ValueError(f"expected node/cpu+node/cpu..., found {value!r}") from None
+
+    host_codes, parsed_hosts = _per_value(fields["exec_host"], lines, "exec_host", host_entry)
+    exec_cpus = np.array([h[0] for h in parsed_hosts] + [0], dtype=np.int64)[host_codes]
+    hosts = np.array([h[1] for h in parsed_hosts] + [""], dtype=object)[host_codes]
+    host_count = np.array([h[1].count("+") + 1 for h in parsed_hosts] + [0])[host_codes]
 
     ncpus = number("Resource_List.ncpus")
-    chunk_cpus = np.array([c.cpus if c else 0 for c in chunks], dtype=np.int64)
+    chunk_cpus = chunks["cpus"].astype(np.int64)
     # the chunks are the request (Torque's ncpus says 1 beside nodes=1:ppn=4)
     req_cpus = np.where(chunk_cpus > 0, chunk_cpus, np.where(ncpus > 0, ncpus, 0))
     req_cpus = req_cpus.astype(np.int64)
     used_ncpus = number("resources_used.ncpus")
     alloc = np.where(exec_cpus > 0, exec_cpus, np.where(used_ncpus > 0, used_ncpus, req_cpus))
-    chunk_nodes = np.array([c.nodes if c else 0 for c in chunks], dtype=np.int64)
-    host_count = np.array([h.count("+") + 1 if h else 0 for h in hosts], dtype=np.int64)
+    nodect = pd.to_numeric(pd.Series(text("Resource_List.nodect")), errors="coerce").to_numpy()
+    chunk_nodes = chunks["nodes"].astype(np.int64)
     nodes = np.where(
-        nodect.notna(), nodect.fillna(0), np.where(chunk_nodes > 0, chunk_nodes, host_count)
+        np.isfinite(nodect), nodect, np.where(chunk_nodes > 0, chunk_nodes, host_count)
     ).astype(np.int64)
     ngpus = number("Resource_List.ngpus")
-    chunk_gpus = np.array([c.gpus if c else 0 for c in chunks], dtype=np.int64)
-    gpus = np.where(ngpus > 0, ngpus, chunk_gpus).astype(np.int64)
-    chunk_mem = np.array([c.mem_bytes if c else np.nan for c in chunks], dtype=np.float64)
-    req_mem = np.where(np.isfinite(req_mem), req_mem, chunk_mem)
-    place = pd.Series(fields["Resource_List.place"], dtype=object).fillna("")
-    exclusive = place.str.contains("excl").to_numpy(dtype=bool) | np.array(
-        [bool(c and c.exclusive) for c in chunks], dtype=bool
-    )
+    gpus = np.where(ngpus > 0, ngpus, chunks["gpus"].astype(np.int64)).astype(np.int64)
+    req_mem = np.where(np.isfinite(req_mem), req_mem, chunks["mem_bytes"].astype(np.float64))
+    place_codes, places = _texts(fields["Resource_List.place"])
+    excl = np.array(["excl" in p for p in places] + [False], dtype=bool)[place_codes]
+    exclusive = excl | chunks["exclusive"].astype(bool)
     exit_status = number("Exit_status")
+    never = np.isnan(start)
+    unknown = np.isnan(exit_status)
     status = np.where(
-        np.isnan(start),
+        never,
         STATUS_CANCELLED,
-        np.where(
-            np.isnan(exit_status), -1, np.where(exit_status == 0, STATUS_COMPLETED, STATUS_FAILED)
-        ),
+        np.where(unknown, -1, np.where(exit_status == 0, STATUS_COMPLETED, STATUS_FAILED)),
     )
     state = np.where(
-        np.isnan(start),
+        never,
         "deleted",
-        np.where(np.isnan(exit_status), "ended", np.where(exit_status == 0, "completed", "failed")),
+        np.where(unknown, "ended", np.where(exit_status == 0, "completed", "failed")),
     ).astype(object)
-    account = pd.Series(fields["account"], dtype=object).fillna(
-        pd.Series(fields["project"], dtype=object)
+    account = np.where(
+        pc.is_valid(fields["account"]).to_numpy(zero_copy_only=False),
+        text("account"),
+        text("project"),
     )
-
-    def text(values: object) -> npt.NDArray[np.object_]:
-        return pd.Series(values, dtype=object).fillna("").to_numpy(dtype=object)
+    property_codes, property_values = _texts(
+        pa.array([":".join(p) for p in chunks["properties"]], pa.large_string())
+    )
 
     return LogJobs(
         line=lines,
-        source_id=text(source),
+        source_id=_objects(*_texts(source)),
         submit=np.where(np.isfinite(ctime), ctime, qtime),
         eligible=number("etime"),
         start=start,
@@ -640,32 +537,16 @@ def _jobs(
         used_mem_kb=used_mem / 1024,
         cpu_time=cput,
         status=status.astype(np.int64),
-        exit_status=np.where(np.isnan(exit_status), -1, exit_status).astype(np.int64),
+        exit_status=np.where(unknown, -1, exit_status).astype(np.int64),
         state=state,
-        user_name=text(fields["user"]),
-        group_name=text(fields["group"]),
-        account=text(account),
-        queue_name=text(fields["queue"]),
+        user_name=text("user"),
+        group_name=text("group"),
+        account=account.astype(object),
+        queue_name=text("queue"),
         nodes=nodes,
-        ppn=np.array([c.ppn if c else 0 for c in chunks], dtype=np.int64),
-        properties=np.array([":".join(c.properties) if c else "" for c in chunks], dtype=object),
+        ppn=chunks["ppn"].astype(np.int64),
+        properties=_objects(property_codes, property_values),
         exclusive=exclusive,
         gpus=gpus,
         hosts=hosts,
     )
-
-
-def _spec_table(
-    column: npt.NDArray[np.object_], lines: npt.NDArray[np.int64], key: str, *, torque: bool
-) -> list[Chunks | None]:
-    """:func:`parse_chunks` of every value of ``column`` (None where absent)."""
-    codes, uniques = pd.factorize(pd.Series(column, dtype=object))
-    parsed: list[Chunks | None] = []
-    for k, value in enumerate(uniques):
-        try:
-            parsed.append(parse_chunks(value, torque=torque))
-        except ValueError as exc:
-            line = int(lines[np.argmax(codes == k)])
-            raise _BadValue(line, f"{key}: {exc}") from None
-    parsed.append(None)
-    return [parsed[c] for c in codes]

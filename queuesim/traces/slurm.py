@@ -35,9 +35,9 @@ nodes               ``NNodes``, else AllocTRES / ReqTRES ``node``; when the node
                     the CPUs evenly, the CPUs per node are fixed (a Slurm node count is a
                     hard request), else any spread
 memory              ReqTRES ``mem`` (the whole job), else ``ReqMem`` (``Mn`` per node, ``Mc``
-                    per CPU, no suffix per node; units K M G T), else AllocTRES ``mem``; ReqMem of 2^31 MB or more
-                    means "not set" (noted ``memory_unset``, warning, when ReqTRES has no
-                    ``mem`` either)
+                    per CPU, no suffix per node; units K M G T), else AllocTRES ``mem``;
+                    ReqMem of 2^31 MB or more means "not set" (noted ``memory_unset``,
+                    warning, when no TRES has ``mem`` either)
 GPUs                AllocTRES ``gres/gpu`` (also typed, ``gres/gpu:volta=2``), else ReqTRES
 queue               ``Partition`` (the first, for a pending job's ``a,b``)
 user, group         ``User``, ``Group`` (else ``UID``, ``GID``); account ``Account``
@@ -78,6 +78,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -140,6 +141,19 @@ XDMOD_FIELDS: tuple[str, ...] = (
 
 #: columns a header must name
 REQUIRED = ("JobID", "Submit", "Start", "End", "State")
+#: the columns read
+_USED = frozenset(
+    [
+        *("JobID", "User", "UID", "Group", "GID", "Account", "Partition", "State", "ExitCode"),
+        *("Submit", "Eligible", "Start", "End", "NNodes", "NCPUS", "ReqCPUS", "ReqMem"),
+        *("ReqTRES", "AllocTRES", "Timelimit", "NodeList", "Constraints"),
+    ]
+)
+#: the columns the CSV reader parses itself (times as seconds, counts)
+_TYPED: dict[str, pa.DataType] = {
+    **dict.fromkeys(("Submit", "Eligible", "Start", "End"), pa.timestamp("s")),
+    **dict.fromkeys(("NNodes", "NCPUS", "ReqCPUS"), pa.float64()),
+}
 _ENDED_OK = {"COMPLETED": STATUS_COMPLETED, "CANCELLED": STATUS_CANCELLED}
 _FAILED = ("FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL", "DEADLINE")
 _NOT_ENDED = ("PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING", "REQUEUE_HOLD")
@@ -149,6 +163,7 @@ _LIMIT = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+)(?::(\d+))?$")
 _MEM = re.compile(r"^(\d+(?:\.\d*)?)([KMGTP]?)([nc]?)$")
 _MB = {"": 1.0, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
 _ARRAY = re.compile(r"^(\d+)_\[([^\]]*)\]$")
+_SIMPLE_CONSTRAINT = re.compile(r"[A-Za-z0-9_.\-]+(?:&[A-Za-z0-9_.\-]+)*")
 _UNSET_MB = 2.0**31
 
 
@@ -279,23 +294,38 @@ def read_sacct(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
         bad_numbers.append(-1 if row.number is None else int(row.number))
         return "skip"
 
-    table = pacsv.read_csv(
-        io.BytesIO(data),
-        read_options=pacsv.ReadOptions(
-            column_names=names, skip_rows=skip, use_threads=False, encoding="utf8"
-        ),
-        parse_options=pacsv.ParseOptions(
-            delimiter="|",
-            quote_char=False,
-            escape_char=False,
-            invalid_row_handler=invalid,
-        ),
-        convert_options=pacsv.ConvertOptions(
-            column_types=dict.fromkeys(names, pa.string()),
-            strings_can_be_null=False,
-            quoted_strings_can_be_null=False,
-        ),
-    )
+    wanted = [n for n in names if n in _USED]
+
+    def read(types: dict[str, pa.DataType], threads: bool = True) -> pa.Table:
+        bad_numbers.clear()
+        return pacsv.read_csv(
+            io.BytesIO(data),
+            read_options=pacsv.ReadOptions(
+                column_names=names, skip_rows=skip, use_threads=threads, encoding="utf8"
+            ),
+            parse_options=pacsv.ParseOptions(
+                delimiter="|",
+                quote_char=False,
+                escape_char=False,
+                invalid_row_handler=invalid,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types,
+                include_columns=wanted,
+                null_values=list(_UNSET),
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                timestamp_parsers=["%Y-%m-%dT%H:%M:%S"],
+            ),
+        )
+
+    typed = {n: _TYPED.get(n, pa.string()) for n in wanted}
+    try:  # times and counts parsed by the CSV reader; a value it cannot parse ...
+        table = read(typed)
+        if -1 in bad_numbers:  # a bad row read in parallel has no line number
+            table = read(typed, threads=False)
+    except pa.ArrowInvalid:  # ... is found, and named, column by column below
+        table = read(dict.fromkeys(wanted, pa.string()), threads=False)
     frame = table.to_pandas(types_mapper=pd.ArrowDtype)
     # line numbers: the non-blank lines after the header, in order, minus the bad ones
     content = _content_lines(data, skip, table.num_rows + len(bad_numbers))
@@ -404,9 +434,15 @@ _TEXT = pd.ArrowDtype(pa.string())
 
 def _column(frame: pd.DataFrame, name: str) -> pd.Series:
     """A column as Arrow-backed text ("" where missing), so that string operations run in
-    Arrow's compiled kernels."""
+    Arrow's compiled kernels; a column the CSV reader typed (times, counts) as it is."""
     if name in frame.columns:
-        return frame[name].astype(_TEXT).fillna("")
+        column = frame[name]
+        typed = (
+            isinstance(column.dtype, pd.ArrowDtype)
+            and not pa.types.is_large_string(column.dtype.pyarrow_dtype)
+            and not pa.types.is_string(column.dtype.pyarrow_dtype)
+        )
+        return column if typed else column.astype(_TEXT).fillna("")
     return pd.Series([""] * len(frame), index=frame.index, dtype=_TEXT)
 
 
@@ -441,6 +477,12 @@ def _arrow(column: pd.Series) -> pa.Array:
 
 def _times(column: pd.Series, lines: npt.NDArray[np.int64], name: str) -> npt.NDArray[np.float64]:
     """Epoch seconds of wall-clock times (read as UTC); NaN where not set."""
+    if isinstance(column.dtype, pd.ArrowDtype) and pa.types.is_timestamp(
+        column.dtype.pyarrow_dtype
+    ):
+        stamps = _arrow(column)
+        seconds = pc.cast(stamps, pa.int64()).to_numpy(zero_copy_only=False)
+        return np.where(pc.is_null(stamps).to_numpy(zero_copy_only=False), np.nan, seconds)
     text = _arrow(column)
     parsed = pc.strptime(text, format="%Y-%m-%dT%H:%M:%S", unit="s", error_is_null=True)
     missing = pc.is_null(parsed).to_numpy(zero_copy_only=False)
@@ -458,6 +500,9 @@ def _times(column: pd.Series, lines: npt.NDArray[np.int64], name: str) -> npt.ND
 
 def _counts(column: pd.Series, lines: npt.NDArray[np.int64], name: str) -> npt.NDArray[np.float64]:
     """Numbers of a column; NaN where not set."""
+    if isinstance(column.dtype, pd.ArrowDtype) and pa.types.is_floating(column.dtype.pyarrow_dtype):
+        counts: npt.NDArray[np.float64] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        return counts
     text = _arrow(column)
     unset = pc.is_in(text, value_set=pa.array(_UNSET))
     try:
@@ -517,7 +562,9 @@ def _jobs(frame: pd.DataFrame) -> LogJobs:
         job_id = pd.Series(ids, index=frame.index, dtype=object)
         lines = frame["line"].to_numpy(dtype=np.int64)
 
-    state = _column(frame, "State").str.replace(r" .*$", "", regex=True)
+    state = pd.Series(
+        _mapped(_column(frame, "State"), lambda v: v.split(" ", 1)[0]), index=frame.index
+    )
     known = state.isin([*_ENDED_OK, *_FAILED, *_NOT_ENDED]).to_numpy()
     not_ended = state.isin(_NOT_ENDED).to_numpy()
     # requeued runs listed before the last: the last row of an id is the job
@@ -577,22 +624,24 @@ def _jobs(frame: pd.DataFrame) -> LogJobs:
     mem_mb = np.where(np.isfinite(mem_mb), mem_mb, tres(alloc_tres, "mem"))
 
     constraints = col("Constraints")
-    simple = constraints.str.fullmatch(r"[A-Za-z0-9_.\-]+(?:&[A-Za-z0-9_.\-]+)*").to_numpy()
+    simple = _mapped(constraints, lambda v: bool(_SIMPLE_CONSTRAINT.fullmatch(v))).astype(bool)
     complicated = (constraints != "").to_numpy() & ~simple
     notes.append(
         reader_notes(lines[complicated], job_id[complicated], "constraint_not_modelled", "warning")
     )
-    properties = np.where(simple, constraints.str.replace("&", ":", regex=False), "")
+    properties = np.where(simple, _mapped(constraints, lambda v: v.replace("&", ":")), "")
 
     status = np.where(
         state == "COMPLETED",
         STATUS_COMPLETED,
         np.where(state == "CANCELLED", STATUS_CANCELLED, STATUS_FAILED),
     ).astype(np.int64)
-    exit_code = col("ExitCode").str.replace(r":.*$", "", regex=True)
-    partition = col("Partition").str.replace(r",.*$", "", regex=True)
-    user = col("User").where(col("User") != "", col("UID"))
-    group = col("Group").where(col("Group") != "", col("GID"))
+    exit_code = _mapped(col("ExitCode"), _exit_status).astype(np.int64)
+    partition = _mapped(col("Partition"), lambda v: v.split(",", 1)[0])
+    user = _mapped(col("User"), str)
+    user = np.where(user == "", _mapped(col("UID"), str), user)
+    group = _mapped(col("Group"), str)
+    group = np.where(group == "", _mapped(col("GID"), str), group)
     limit_codes, limits = _per_value(col("Timelimit"), lines, "Timelimit", _limit_seconds)
     limit_seconds = np.array([np.nan if v is None else v for v in limits], dtype=np.float64)[
         limit_codes
@@ -611,22 +660,36 @@ def _jobs(frame: pd.DataFrame) -> LogJobs:
         used_mem_kb=np.full(len(lines), np.nan),
         cpu_time=np.full(len(lines), np.nan),
         status=status,
-        exit_status=pd.to_numeric(exit_code, errors="coerce").fillna(-1).to_numpy(np.int64),
-        state=col("State").to_numpy(dtype=object),
-        user_name=user.to_numpy(dtype=object),
-        group_name=group.to_numpy(dtype=object),
-        account=col("Account").to_numpy(dtype=object),
-        queue_name=partition.to_numpy(dtype=object),
+        exit_status=exit_code,
+        state=_mapped(col("State"), str),
+        user_name=user.astype(object),
+        group_name=group.astype(object),
+        account=_mapped(col("Account"), str),
+        queue_name=partition,
         nodes=nodes,
         ppn=ppn,
         properties=properties.astype(object),
         exclusive=np.zeros(len(lines), dtype=bool),
         gpus=gpu_count.astype(np.int64),
-        hosts=col("NodeList")
-        .where(~col("NodeList").str.startswith("None"), "")
-        .to_numpy(dtype=object),
+        hosts=_mapped(col("NodeList"), lambda v: "" if v.startswith("None") else v),
         notes=pd.concat(notes, ignore_index=True),
     )
+
+
+def _exit_status(text: str) -> int:
+    """The exit status of an ExitCode ``N:S`` (-1 when not a number)."""
+    head = text.split(":", 1)[0]
+    return int(head) if head.lstrip("-").isdigit() else -1
+
+
+def _mapped(column: pd.Series, function: Callable[[str], object]) -> npt.NDArray[np.object_]:
+    """``function`` of every distinct value of a text column, per row (``""`` stands for
+    a missing value): string work done once per value, not once per row."""
+    codes, uniques = pd.factorize(column)
+    table = np.empty(len(uniques) + 1, dtype=object)
+    table[:] = [function(str(u)) for u in uniques] + [function("")]
+    result: npt.NDArray[np.object_] = table[codes]
+    return result
 
 
 def _req_mem(text: str) -> tuple[float, str] | None:
