@@ -119,7 +119,7 @@ def inspect_trace(
         last_submit=date(float(known.max())) if known.size else None,
         users=_distinct(jobs, "user_name", "user"),
         groups=_distinct(jobs, "group_name", "group"),
-        accounts=int(jobs["account"].replace("", np.nan).nunique()) if "account" in jobs else 0,
+        accounts=_distinct(jobs, "account", "account") if "account" in jobs else 0,
         queues=_queues(trace),
         requests=_requests(jobs),
         nodes=_nodes(jobs),
@@ -134,7 +134,8 @@ def inspect_trace(
 
 def _distinct(jobs: pd.DataFrame, name: str, number: str) -> int:
     if name in jobs.columns:
-        return int(jobs[name].replace("", np.nan).nunique())
+        values = jobs[name].astype(str)
+        return int(values[values != ""].nunique())
     return int(jobs.loc[jobs[number] >= 0, number].nunique())
 
 
@@ -247,7 +248,7 @@ def _properties(jobs: pd.DataFrame) -> pd.DataFrame:
     if column is None:
         return pd.DataFrame(columns=["property", "jobs"])
     counts: dict[str, int] = {}
-    for text, n in jobs[column].value_counts().items():
+    for text, n in jobs[column].astype(str).value_counts().items():
         for prop in dict.fromkeys(p for p in str(text).split(":") if p):
             counts[prop] = counts.get(prop, 0) + int(n)
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))

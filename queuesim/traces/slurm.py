@@ -96,6 +96,7 @@ from queuesim.traces.log_frame import (
     STATUS_FAILED,
     LogJobs,
     log_trace,
+    text_column,
 )
 from queuesim.traces.swf import BadLine, SwfTrace, reader_notes
 
@@ -149,6 +150,7 @@ _USED = frozenset(
         *("ReqTRES", "AllocTRES", "Timelimit", "NodeList", "Constraints"),
     ]
 )
+_DICTIONARY = pa.dictionary(pa.int32(), pa.string())
 #: the columns the CSV reader parses itself (times as seconds, counts)
 _TYPED: dict[str, pa.DataType] = {
     **dict.fromkeys(("Submit", "Eligible", "Start", "End"), pa.timestamp("s")),
@@ -319,14 +321,17 @@ def read_sacct(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
             ),
         )
 
-    typed = {n: _TYPED.get(n, pa.string()) for n in wanted}
+    # text as dictionaries (categoricals in pandas): string work once per distinct value
+    typed = {
+        n: _TYPED.get(n, pa.string() if n in ("JobID", "NodeList") else _DICTIONARY) for n in wanted
+    }
     try:  # times and counts parsed by the CSV reader; a value it cannot parse ...
         table = read(typed)
         if -1 in bad_numbers:  # a bad row read in parallel has no line number
             table = read(typed, threads=False)
     except pa.ArrowInvalid:  # ... is found, and named, column by column below
         table = read(dict.fromkeys(wanted, pa.string()), threads=False)
-    frame = table.to_pandas(types_mapper=pd.ArrowDtype)
+    frame = table.to_pandas(types_mapper=_pandas_type)
     # line numbers: the non-blank lines after the header, in order, minus the bad ones
     content = _content_lines(data, skip, table.num_rows + len(bad_numbers))
     raw_lines = data.split(b"\n") if bad_numbers else []
@@ -337,6 +342,11 @@ def read_sacct(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     good = ~np.isin(content, bad_numbers)
     frame["line"] = content[good][: len(frame)]
     return _finish(path, frame, bad, skip_bad_lines, "Slurm sacct")
+
+
+def _pandas_type(arrow: pa.DataType) -> pd.ArrowDtype | None:
+    """Dictionaries become categoricals (None: pandas' default), the rest Arrow-backed."""
+    return None if pa.types.is_dictionary(arrow) else pd.ArrowDtype(arrow)
 
 
 def _content_lines(data: bytes, skip: int, rows: int) -> npt.NDArray[np.int64]:
@@ -437,6 +447,8 @@ def _column(frame: pd.DataFrame, name: str) -> pd.Series:
     Arrow's compiled kernels; a column the CSV reader typed (times, counts) as it is."""
     if name in frame.columns:
         column = frame[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            return column
         typed = (
             isinstance(column.dtype, pd.ArrowDtype)
             and not pa.types.is_large_string(column.dtype.pyarrow_dtype)
@@ -625,11 +637,13 @@ def _jobs(frame: pd.DataFrame) -> LogJobs:
 
     constraints = col("Constraints")
     simple = _mapped(constraints, lambda v: bool(_SIMPLE_CONSTRAINT.fullmatch(v))).astype(bool)
+    properties = _mapped_text(
+        constraints, lambda v: v.replace("&", ":") if _SIMPLE_CONSTRAINT.fullmatch(v) else ""
+    )
     complicated = (constraints != "").to_numpy() & ~simple
     notes.append(
         reader_notes(lines[complicated], job_id[complicated], "constraint_not_modelled", "warning")
     )
-    properties = np.where(simple, _mapped(constraints, lambda v: v.replace("&", ":")), "")
 
     status = np.where(
         state == "COMPLETED",
@@ -637,18 +651,17 @@ def _jobs(frame: pd.DataFrame) -> LogJobs:
         np.where(state == "CANCELLED", STATUS_CANCELLED, STATUS_FAILED),
     ).astype(np.int64)
     exit_code = _mapped(col("ExitCode"), _exit_status).astype(np.int64)
-    partition = _mapped(col("Partition"), lambda v: v.split(",", 1)[0])
-    user = _mapped(col("User"), str)
-    user = np.where(user == "", _mapped(col("UID"), str), user)
-    group = _mapped(col("Group"), str)
-    group = np.where(group == "", _mapped(col("GID"), str), group)
+    partition = _mapped_text(col("Partition"), lambda v: v.split(",", 1)[0])
+    nodes_list = col("NodeList")
+    user = _or_other(col("User"), col("UID"))
+    group = _or_other(col("Group"), col("GID"))
     limit_codes, limits = _per_value(col("Timelimit"), lines, "Timelimit", _limit_seconds)
     limit_seconds = np.array([np.nan if v is None else v for v in limits], dtype=np.float64)[
         limit_codes
     ]
     return LogJobs(
         line=lines,
-        source_id=job_id.to_numpy(dtype=object),
+        source_id=_mapped_text(job_id),
         submit=_times(col("Submit"), lines, "Submit"),
         eligible=_times(col("Eligible"), lines, "Eligible"),
         start=_times(col("Start"), lines, "Start"),
@@ -661,17 +674,17 @@ def _jobs(frame: pd.DataFrame) -> LogJobs:
         cpu_time=np.full(len(lines), np.nan),
         status=status,
         exit_status=exit_code,
-        state=_mapped(col("State"), str),
-        user_name=user.astype(object),
-        group_name=group.astype(object),
-        account=_mapped(col("Account"), str),
+        state=_mapped_text(col("State")),
+        user_name=user,
+        group_name=group,
+        account=_mapped_text(col("Account")),
         queue_name=partition,
         nodes=nodes,
         ppn=ppn,
-        properties=properties.astype(object),
+        properties=properties,
         exclusive=np.zeros(len(lines), dtype=bool),
         gpus=gpu_count.astype(np.int64),
-        hosts=_mapped(col("NodeList"), lambda v: "" if v.startswith("None") else v),
+        hosts=_mapped_text(nodes_list, lambda v: "" if v.startswith("None") else v),
         notes=pd.concat(notes, ignore_index=True),
     )
 
@@ -690,6 +703,32 @@ def _mapped(column: pd.Series, function: Callable[[str], object]) -> npt.NDArray
     table[:] = [function(str(u)) for u in uniques] + [function("")]
     result: npt.NDArray[np.object_] = table[codes]
     return result
+
+
+def _or_other(column: pd.Series, other: pd.Series) -> pd.Categorical:
+    """``column`` as text, ``other`` where it is empty (a User without a name: its UID)."""
+    text = _mapped_text(column)
+    empty = np.asarray(text == "")
+    if not empty.any():
+        return text
+    values = np.where(
+        empty, np.asarray(_mapped_text(other), dtype=object), np.asarray(text, dtype=object)
+    )
+    mixed: pd.Categorical = pd.Categorical(values.astype(object))
+    return mixed
+
+
+def _mapped_text(column: pd.Series, function: Callable[[str], str] | None = None) -> pd.Categorical:
+    """:func:`_mapped` for text (``None``: the values as they are), as a categorical
+    column (see :func:`~queuesim.traces.log_frame.text_column`)."""
+    if function is None and isinstance(column.dtype, pd.CategoricalDtype):
+        categorical: pd.Categorical = column.array
+        return categorical
+    codes, uniques = pd.factorize(column)
+    values = np.asarray(uniques, dtype=object)
+    if function is not None:
+        values = np.array([function(str(u)) for u in values] or [], dtype=object)
+    return text_column(codes.astype(np.int64), values)
 
 
 def _req_mem(text: str) -> tuple[float, str] | None:
