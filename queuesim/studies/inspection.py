@@ -208,7 +208,7 @@ def _nodes(jobs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     started = jobs["wait"].to_numpy() >= 0
     texts = jobs["hosts"].to_numpy(dtype=object)
-    hosts_of = {text: expand_hostlist(text) for text in pd.unique(texts[started])}
+    hosts_of = {text: _host_names(str(text)) for text in pd.unique(texts[started])}
     rows = [
         (h, k) for k in np.flatnonzero(started & (texts != "")).tolist() for h in hosts_of[texts[k]]
     ]
@@ -241,6 +241,11 @@ def _nodes(jobs: pd.DataFrame) -> pd.DataFrame:
             "jobs": grouped["jobs"].sum(),
         }
     ).reset_index()[columns]
+
+
+def _host_names(text: str) -> list[str]:
+    """The hosts of a ``hosts`` value: PBS's ``+``-joined names or a Slurm host list."""
+    return [name for part in text.split("+") if part for name in expand_hostlist(part)]
 
 
 def _properties(jobs: pd.DataFrame) -> pd.DataFrame:

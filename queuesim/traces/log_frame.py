@@ -206,7 +206,8 @@ def log_trace(path: Path, jobs: LogJobs, log_format: str) -> SwfTrace:
     columns_all: dict[str, Any] = dict(columns)
     columns_all["line"] = np.asarray(jobs.line, dtype=np.int64)
     columns_all.update(
-        source_id=_text(jobs.source_id),
+        # ids are distinct: a categorical would only add a code per row
+        source_id=np.asarray(jobs.source_id, dtype=object),
         queue_name=_text(jobs.queue_name),
         user_name=_text(jobs.user_name),
         group_name=_text(jobs.group_name),
