@@ -119,7 +119,7 @@ def inspect_trace(
         last_submit=date(float(known.max())) if known.size else None,
         users=_distinct(jobs, "user_name", "user"),
         groups=_distinct(jobs, "group_name", "group"),
-        accounts=int(jobs["account"].replace("", np.nan).nunique()) if "account" in jobs else 0,
+        accounts=_distinct(jobs, "account", "account") if "account" in jobs else 0,
         queues=_queues(trace),
         requests=_requests(jobs),
         nodes=_nodes(jobs),
@@ -134,7 +134,8 @@ def inspect_trace(
 
 def _distinct(jobs: pd.DataFrame, name: str, number: str) -> int:
     if name in jobs.columns:
-        return int(jobs[name].replace("", np.nan).nunique())
+        values = jobs[name].astype(str)
+        return int(values[values != ""].nunique())
     return int(jobs.loc[jobs[number] >= 0, number].nunique())
 
 
@@ -207,7 +208,7 @@ def _nodes(jobs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     started = jobs["wait"].to_numpy() >= 0
     texts = jobs["hosts"].to_numpy(dtype=object)
-    hosts_of = {text: expand_hostlist(text) for text in pd.unique(texts[started])}
+    hosts_of = {text: _host_names(str(text)) for text in pd.unique(texts[started])}
     rows = [
         (h, k) for k in np.flatnonzero(started & (texts != "")).tolist() for h in hosts_of[texts[k]]
     ]
@@ -242,12 +243,17 @@ def _nodes(jobs: pd.DataFrame) -> pd.DataFrame:
     ).reset_index()[columns]
 
 
+def _host_names(text: str) -> list[str]:
+    """The hosts of a ``hosts`` value: PBS's ``+``-joined names or a Slurm host list."""
+    return [name for part in text.split("+") if part for name in expand_hostlist(part)]
+
+
 def _properties(jobs: pd.DataFrame) -> pd.DataFrame:
     column = next((c for c in PROPERTY_COLUMNS if c in jobs.columns), None)
     if column is None:
         return pd.DataFrame(columns=["property", "jobs"])
     counts: dict[str, int] = {}
-    for text, n in jobs[column].value_counts().items():
+    for text, n in jobs[column].astype(str).value_counts().items():
         for prop in dict.fromkeys(p for p in str(text).split(":") if p):
             counts[prop] = counts.get(prop, 0) + int(n)
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))

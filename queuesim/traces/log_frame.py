@@ -27,6 +27,7 @@ SWF columns from a log:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ __all__ = [
     "LogJobs",
     "log_trace",
     "numbered",
+    "text_column",
 ]
 
 STATUS_FAILED = 0
@@ -79,6 +81,8 @@ LOG_COLUMNS: tuple[str, ...] = (
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 TextArray = npt.NDArray[np.object_]
+#: a text column: an object array of str, or a categorical (see :func:`text_column`)
+Text = npt.NDArray[np.object_] | pd.Categorical
 
 
 @dataclass
@@ -87,7 +91,7 @@ class LogJobs:
     (floats) or 0 (counts), unknown names ``""``."""
 
     line: IntArray  #: 1-based line of the record that completes the job
-    source_id: TextArray  #: the job id as the log writes it (``123[4].server``, ``77_3``)
+    source_id: Text  #: the job id as the log writes it (``123[4].server``, ``77_3``)
     submit: FloatArray  #: epoch seconds
     eligible: FloatArray  #: epoch seconds the job became eligible to run (NaN unknown)
     start: FloatArray  #: epoch seconds (NaN: never started)
@@ -100,25 +104,53 @@ class LogJobs:
     cpu_time: FloatArray  #: seconds, all CPUs
     status: IntArray  #: SWF status (STATUS_*)
     exit_status: IntArray
-    state: TextArray  #: the log's own word for how the job ended
-    user_name: TextArray
-    group_name: TextArray
-    account: TextArray
-    queue_name: TextArray
+    state: Text  #: the log's own word for how the job ended
+    user_name: Text
+    group_name: Text
+    account: Text
+    queue_name: Text
     nodes: IntArray  #: nodes requested (else used)
     ppn: IntArray  #: CPUs on each node when the request fixes it, else 0
-    properties: TextArray  #: required node properties joined by ``:``; ``^p``: must lack p
+    properties: Text  #: required node properties joined by ``:``; ``^p``: must lack p
     exclusive: npt.NDArray[np.bool_]  #: whole nodes asked for
     gpus: IntArray  #: GPUs, whole job
-    hosts: TextArray  #: the nodes it ran on, ``+``-joined host names (``""``: unknown)
+    hosts: Text  #: the nodes it ran on, ``+``-joined host names (``""``: unknown)
     notes: pd.DataFrame = field(default_factory=reader_notes)
     bad_lines: tuple[BadLine, ...] = ()
 
 
-def numbered(names: TextArray) -> tuple[IntArray, list[str]]:
+def text_column(codes: IntArray, values: Sequence[str] | npt.NDArray[np.object_]) -> pd.Categorical:
+    """A text column from ``codes`` into ``values`` (-1: ``""``; values may repeat):
+    categorical, so that a million rows of a few hundred names cost a million small
+    integers."""
+    table = np.empty(len(values) + 1, dtype=object)
+    table[:-1] = values
+    table[-1] = ""
+    inverse, categories = pd.factorize(table)
+    column: pd.Categorical = pd.Categorical.from_codes(
+        inverse[codes].astype(np.int64), categories=pd.Index(categories), validate=False
+    )
+    return column
+
+
+def _text(values: Text) -> pd.Categorical:
+    if isinstance(values, pd.Categorical):
+        return values
+    return pd.Categorical(np.asarray(values, dtype=object))
+
+
+def numbered(names: Text) -> tuple[IntArray, list[str]]:
     """Numbers from 1 for names in the order they first appear (-1 for ``""``), and the
     names in number order."""
-    codes, uniques = pd.factorize(pd.Series(names, dtype=object), sort=False)
+    column = _text(names)
+    present = np.unique(column.codes[column.codes >= 0], return_index=False)
+    first = np.full(len(column.categories), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, column.codes, np.arange(len(column.codes), dtype=np.int64))
+    by_appearance = present[np.argsort(first[present], kind="mergesort")]
+    rank = np.zeros(len(column.categories), dtype=np.int64)
+    rank[by_appearance] = np.arange(by_appearance.shape[0])
+    codes = rank[column.codes]
+    uniques = column.categories[by_appearance]
     order = [str(u) for u in uniques]
     numbers = codes.astype(np.int64) + 1
     if "" in order:
@@ -174,20 +206,21 @@ def log_trace(path: Path, jobs: LogJobs, log_format: str) -> SwfTrace:
     columns_all: dict[str, Any] = dict(columns)
     columns_all["line"] = np.asarray(jobs.line, dtype=np.int64)
     columns_all.update(
+        # ids are distinct: a categorical would only add a code per row
         source_id=np.asarray(jobs.source_id, dtype=object),
-        queue_name=np.asarray(jobs.queue_name, dtype=object),
-        user_name=np.asarray(jobs.user_name, dtype=object),
-        group_name=np.asarray(jobs.group_name, dtype=object),
-        account=np.asarray(jobs.account, dtype=object),
+        queue_name=_text(jobs.queue_name),
+        user_name=_text(jobs.user_name),
+        group_name=_text(jobs.group_name),
+        account=_text(jobs.account),
         eligible=_or(jobs.eligible - origin),
         nodes=np.asarray(jobs.nodes, dtype=np.int64),
         ppn=np.asarray(jobs.ppn, dtype=np.int64),
-        properties=np.asarray(jobs.properties, dtype=object),
+        properties=_text(jobs.properties),
         exclusive=np.asarray(jobs.exclusive, dtype=bool),
         gpus=np.asarray(jobs.gpus, dtype=np.int64),
         exit_status=np.asarray(jobs.exit_status, dtype=np.int64),
-        state=np.asarray(jobs.state, dtype=object),
-        hosts=np.asarray(jobs.hosts, dtype=object),
+        state=_text(jobs.state),
+        hosts=_text(jobs.hosts),
     )
     frame = pd.DataFrame(columns_all, copy=False)
     header = [

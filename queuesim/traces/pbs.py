@@ -98,6 +98,7 @@ from queuesim.traces.log_frame import (
     STATUS_FAILED,
     LogJobs,
     log_trace,
+    text_column,
 )
 from queuesim.traces.pbs_scan import (
     BAD_DATE,
@@ -458,8 +459,8 @@ def _jobs(
     def number(key: str) -> npt.NDArray[np.float64]:
         return values[key]
 
-    def text(key: str) -> npt.NDArray[np.object_]:
-        return _objects(*_texts(fields[key]))
+    def text(key: str) -> pd.Categorical:
+        return text_column(*_texts(fields[key]))
 
     ctime, qtime = number("ctime"), number("qtime")
     start = number("start")
@@ -480,7 +481,7 @@ def _jobs(
 
     host_codes, parsed_hosts = _per_value(fields["exec_host"], lines, "exec_host", host_entry)
     exec_cpus = np.array([h[0] for h in parsed_hosts] + [0], dtype=np.int64)[host_codes]
-    hosts = np.array([h[1] for h in parsed_hosts] + [""], dtype=object)[host_codes]
+    hosts = text_column(host_codes, [h[1] for h in parsed_hosts])
     host_count = np.array([h[1].count("+") + 1 for h in parsed_hosts] + [0])[host_codes]
 
     ncpus = number("Resource_List.ncpus")
@@ -490,7 +491,10 @@ def _jobs(
     req_cpus = req_cpus.astype(np.int64)
     used_ncpus = number("resources_used.ncpus")
     alloc = np.where(exec_cpus > 0, exec_cpus, np.where(used_ncpus > 0, used_ncpus, req_cpus))
-    nodect = pd.to_numeric(pd.Series(text("Resource_List.nodect")), errors="coerce").to_numpy()
+    nodect_codes, nodect_values = _texts(fields["Resource_List.nodect"])
+    nodect = pd.to_numeric(pd.Series([*nodect_values, ""]), errors="coerce").to_numpy()[
+        nodect_codes
+    ]
     chunk_nodes = chunks["nodes"].astype(np.int64)
     nodes = np.where(
         np.isfinite(nodect), nodect, np.where(chunk_nodes > 0, chunk_nodes, host_count)
@@ -509,23 +513,16 @@ def _jobs(
         STATUS_CANCELLED,
         np.where(unknown, -1, np.where(exit_status == 0, STATUS_COMPLETED, STATUS_FAILED)),
     )
-    state = np.where(
-        never,
-        "deleted",
-        np.where(unknown, "ended", np.where(exit_status == 0, "completed", "failed")),
-    ).astype(object)
-    account = np.where(
-        pc.is_valid(fields["account"]).to_numpy(zero_copy_only=False),
-        text("account"),
-        text("project"),
-    )
+    ended = np.where(unknown, "ended", np.where(exit_status == 0, "completed", "failed"))
+    state = text_column(*_texts(pa.array(np.where(never, "deleted", ended))))
+    account = text_column(*_texts(pc.coalesce(fields["account"], fields["project"])))
     property_codes, property_values = _texts(
         pa.array([":".join(p) for p in chunks["properties"]], pa.large_string())
     )
 
     return LogJobs(
         line=lines,
-        source_id=_objects(*_texts(source)),
+        source_id=text_column(*_texts(source)),
         submit=np.where(np.isfinite(ctime), ctime, qtime),
         eligible=number("etime"),
         start=start,
@@ -541,11 +538,11 @@ def _jobs(
         state=state,
         user_name=text("user"),
         group_name=text("group"),
-        account=account.astype(object),
+        account=account,
         queue_name=text("queue"),
         nodes=nodes,
         ppn=chunks["ppn"].astype(np.int64),
-        properties=_objects(property_codes, property_values),
+        properties=text_column(property_codes, property_values),
         exclusive=exclusive,
         gpus=gpus,
         hosts=hosts,
