@@ -78,6 +78,7 @@ b"``) are split one by one in Python.
 
 from __future__ import annotations
 
+import mmap
 import re
 from collections.abc import Callable
 from functools import partial
@@ -91,7 +92,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from queuesim.common.errors import WorkloadError
-from queuesim.common.files import read_bytes
+from queuesim.common.files import GZIP_MAGIC, UTF8_BOM, read_bytes
 from queuesim.traces.log_frame import (
     STATUS_CANCELLED,
     STATUS_COMPLETED,
@@ -165,6 +166,21 @@ def looks_like_pbs(first_lines: list[bytes]) -> bool:
 # --------------------------------------------------------------------------- reading
 
 
+def _mapped_file(path: Path) -> mmap.mmap | None:
+    """``path`` memory-mapped when it is a plain, non-empty file without a byte-order
+    mark; None otherwise (then it is read, decompressed and checked as usual)."""
+    if path.suffix.lower() == ".gz":
+        return None
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(3)
+            if not head or head[:2] == GZIP_MAGIC or head == UTF8_BOM:
+                return None
+            return mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+
+
 class _Log:
     """The bytes of one or more files, their lines numbered across them."""
 
@@ -172,8 +188,14 @@ class _Log:
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
         if not files:
             raise WorkloadError(f"{path}: the directory holds no log files")
+        self.starts: list[tuple[int, Path]] = [(1, files[0])]
+        mapped = _mapped_file(files[0]) if len(files) == 1 else None
+        if mapped is not None:  # a plain file: scanned where it lies, not copied
+            self.data: bytes | mmap.mmap = mapped
+            self.buf = np.frombuffer(mapped, dtype=np.uint8)
+            return
         parts: list[bytes] = []
-        self.starts: list[tuple[int, Path]] = []
+        self.starts = []
         first = 1
         for file in files:
             data = read_bytes(file, "PBS accounting log")
@@ -185,7 +207,6 @@ class _Log:
             parts.append(data)
         self.data = b"".join(parts) if len(parts) > 1 else parts[0]
         self.buf = np.frombuffer(self.data, dtype=np.uint8)
-        self.buffer = pa.py_buffer(self.data)
 
     def where(self, line: int) -> str:
         """``file:line`` of a line number counted across the files."""
