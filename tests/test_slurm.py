@@ -732,38 +732,6 @@ def test_total_cpu_gives_cpu_time(tmp_path: Path) -> None:
     assert trace.jobs["avg_cpu_time"].tolist() == [1800, 45]
 
 
-# --------------------------------------------------------------------------- pandas path
-
-
-def test_pandas_path_gives_the_same_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    lines = [
-        row(JobID="1"),
-        "",
-        row(JobID="2_[1-2]", State="COMPLETED", ReqMem="2147486648Mn"),
-        row(JobID="2_[1-2].batch"),
-        row(JobID="3", Constraints="a|b", NodeList="n[1-2]", NNodes="2", NCPUS="8"),
-        "1|2",
-    ]
-    path = write(tmp_path / "p.sacct", "\n".join([HEADER, *lines]) + "\n")
-    fast = read_sacct(path, skip_bad_lines=True)
-    monkeypatch.setattr(slurm, "_USE_PYARROW", False)
-    slow = read_sacct(path, skip_bad_lines=True)
-    pd.testing.assert_frame_equal(fast.jobs, slow.jobs)
-    pd.testing.assert_frame_equal(fast.notes, slow.notes)
-    assert fast.bad_lines == slow.bad_lines and len(fast.bad_lines) == 1
-    assert fast.jobs["source_id"].tolist() == ["1", "2_1", "2_2", "3"]
-
-
-@pytest.mark.realtrace
-def test_pandas_path_reads_pozidriv_alike(
-    pozidriv: tuple[SwfTrace, list[list[str]]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    trace, _ = pozidriv
-    monkeypatch.setattr(slurm, "_USE_PYARROW", False)
-    slow = read_sacct(trace.path)
-    pd.testing.assert_frame_equal(trace.jobs, slow.jobs)
-
-
 # --------------------------------------------------------------------------- sniffers
 
 

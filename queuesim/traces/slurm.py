@@ -97,8 +97,8 @@ earlier record stays a job of its own, with a ``duplicate_id`` warning.
 
 Notes (:attr:`SwfTrace.notes`) come grouped by reason, each group in file order.
 
-Speed: a plain file is memory-mapped and split by pyarrow's CSV reader (pandas' C reader
-when pyarrow is absent), times parsed by it, every other value a string; the columns other
+Speed: a plain file is memory-mapped and split by pyarrow's CSV reader, times parsed by
+it, every other value a string; the columns other
 than JobID and the times are read as dictionaries and converted through their distinct
 values (a million-job log has a few thousand distinct ReqMem, TRES, NodeList...). Only when
 a row has the wrong field count (or there is a blank line) are the lines walked one by one,
@@ -120,8 +120,6 @@ written by hand from the Slurm documentation.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -131,6 +129,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
 from queuesim.common.errors import WorkloadError
 from queuesim.common.files import GZIP_MAGIC, UTF8_BOM, decode_line, read_bytes
@@ -143,13 +144,6 @@ from queuesim.traces.log_frame import (
     text_column,
 )
 from queuesim.traces.swf import BadLine, SwfTrace, reader_notes
-
-try:  # optional: several times faster than pandas' reader on large files
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pa_csv
-except ImportError:  # pragma: no cover - exercised by forcing _USE_PYARROW off
-    pa = pc = pa_csv = None
 
 __all__ = [
     "JOBCOMP_KEYS",
@@ -370,7 +364,7 @@ class _Table:
 
     def _arrow(self, name: str) -> Any:
         column = self.columns.get(name)
-        if pa is not None and isinstance(column, pa.ChunkedArray | pa.Array):
+        if isinstance(column, pa.ChunkedArray | pa.Array):
             return column
         return None
 
@@ -398,7 +392,7 @@ class _Table:
         column = self.columns.get(name)
         if column is None:
             return np.zeros(self.n, dtype=np.int64), [""]
-        if pa is not None and isinstance(column, pa.ChunkedArray | pa.Array):
+        if isinstance(column, pa.ChunkedArray | pa.Array):
             if isinstance(column, pa.Array):
                 column = pa.chunked_array([column])
             if not pa.types.is_dictionary(column.type):
@@ -417,7 +411,7 @@ class _Table:
         column = self.columns.get(name)
         if column is None:
             return np.full(self.n, "", dtype=object)
-        if pa is not None and isinstance(column, pa.ChunkedArray | pa.Array):
+        if isinstance(column, pa.ChunkedArray | pa.Array):
             if pa.types.is_dictionary(column.type):
                 codes, uniques = self._factorized(name)
                 return np.array(uniques, dtype=object)[codes]
@@ -472,7 +466,7 @@ class _Table:
         column = self.columns.get(name)
         if column is None:
             return np.full(self.n, np.nan)
-        if pa is not None and isinstance(column, pa.ChunkedArray | pa.Array):
+        if isinstance(column, pa.ChunkedArray | pa.Array):
             if pa.types.is_timestamp(column.type):
                 seconds = pc.cast(column, pa.int64()).to_numpy(zero_copy_only=False)
                 return np.asarray(seconds, dtype=np.float64)  # nulls became NaN
@@ -489,13 +483,6 @@ class _Table:
         return np.where(parsed.isna().to_numpy(), np.nan, values)
 
 
-def _use_pyarrow() -> bool:
-    return pa is not None and _USE_PYARROW
-
-
-_USE_PYARROW = True  # tests switch it off to exercise the pandas path
-
-
 def _blank(body: bytes | memoryview) -> bool:
     return not bytes(body[:4096]).strip() and (len(body) <= 4096 or bytes(body).isspace())
 
@@ -508,77 +495,61 @@ def _parse_rows(
     keep = [n for n in names if n in wanted]
     if _blank(body):
         return {n: np.empty(0, dtype=object) for n in keep}
-    if _use_pyarrow():
-        bad = 0
+    bad = 0
 
-        def invalid(_row: Any) -> str:
-            nonlocal bad
-            bad += 1
-            return "skip"
+    def invalid(_row: Any) -> str:
+        nonlocal bad
+        bad += 1
+        return "skip"
 
-        columns = [f"c{i}" for i in range(len(names))]
-        chosen = [columns[names.index(n)] for n in keep]
+    columns = [f"c{i}" for i in range(len(names))]
+    chosen = [columns[names.index(n)] for n in keep]
 
-        def read(typed: bool) -> Any:
-            types = {
-                c: pa.timestamp("s")
-                if typed and n in _TIMES
-                else pa.int64()
-                if typed and n in _COUNTS
-                else pa.string()
-                if n in _DISTINCT or n in _TIMES
-                else pa.dictionary(pa.int32(), pa.string())
-                for n, c in zip(keep, chosen, strict=True)
-            }
-            return pa_csv.read_csv(
-                pa.BufferReader(pa.py_buffer(body)),
-                read_options=pa_csv.ReadOptions(column_names=columns, block_size=1 << 22),
-                parse_options=pa_csv.ParseOptions(
-                    delimiter="|",
-                    quote_char=False,
-                    escape_char=False,
-                    invalid_row_handler=invalid,
-                    ignore_empty_lines=False,  # a blank line is then an invalid row
-                ),
-                convert_options=pa_csv.ConvertOptions(
-                    column_types=types,
-                    include_columns=chosen,
-                    null_values=sorted(_NO_TIME),  # applies to times and counts only
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                ),
-            )
+    def read(typed: bool) -> Any:
+        types = {
+            c: pa.timestamp("s")
+            if typed and n in _TIMES
+            else pa.int64()
+            if typed and n in _COUNTS
+            else pa.string()
+            if n in _DISTINCT or n in _TIMES
+            else pa.dictionary(pa.int32(), pa.string())
+            for n, c in zip(keep, chosen, strict=True)
+        }
+        return pa_csv.read_csv(
+            pa.BufferReader(pa.py_buffer(body)),
+            read_options=pa_csv.ReadOptions(column_names=columns, block_size=1 << 22),
+            parse_options=pa_csv.ParseOptions(
+                delimiter="|",
+                quote_char=False,
+                escape_char=False,
+                invalid_row_handler=invalid,
+                ignore_empty_lines=False,  # a blank line is then an invalid row
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=types,
+                include_columns=chosen,
+                null_values=sorted(_NO_TIME),  # applies to times and counts only
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
 
+    try:
         try:
-            try:
-                # times and counts typed by the reader; any other text in them: strings
-                table = read(typed=True)
-            except pa.ArrowInvalid:
-                bad = 0
-                table = read(typed=False)
-        except pa.ArrowInvalid:  # not UTF-8: decode with replacement and retry
-            fixed = bytes(body).decode("utf-8", errors="replace").encode("utf-8")
-            if fixed == body:
-                return None
-            return _parse_rows(fixed, names, wanted)
-        if bad:
+            # times and counts typed by the reader; any other text in them: strings
+            table = read(typed=True)
+        except pa.ArrowInvalid:
+            bad = 0
+            table = read(typed=False)
+    except pa.ArrowInvalid:  # not UTF-8: decode with replacement and retry
+        fixed = bytes(body).decode("utf-8", errors="replace").encode("utf-8")
+        if fixed == body:
             return None
-        return {n: table.column(columns[names.index(n)]) for n in keep}
-    frame = pd.read_csv(
-        io.BytesIO(bytes(body)),
-        sep="|",
-        header=None,
-        names=list(range(len(names))),
-        usecols=[names.index(n) for n in keep],
-        dtype=object,
-        quoting=csv.QUOTE_NONE,
-        na_filter=False,
-        engine="c",
-        encoding="utf-8",
-        encoding_errors="replace",
-        skip_blank_lines=True,
-    )
-    return {n: frame[names.index(n)].to_numpy(dtype=object) for n in keep}
+        return _parse_rows(fixed, names, wanted)
+    if bad:
+        return None
+    return {n: table.column(columns[names.index(n)]) for n in keep}
 
 
 def _read_table(
@@ -631,7 +602,7 @@ def _read_table(
             )
         body_start, body_number = offset, first_number
     view = data[body_start:]
-    if _use_pyarrow() and len(view):
+    if len(view):
         # every line is a row when none is invalid (pyarrow calls a blank line invalid)
         columns = _parse_rows(view, names, _USED)
         if columns is not None:
@@ -1129,7 +1100,7 @@ def read_sacct(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
 def _content(path: Path) -> bytes | memoryview:
     """The bytes of a sacct file: memory-mapped when it is plain text and pyarrow reads it
     (no copy of a large file), else read (and decompressed) whole."""
-    if not _use_pyarrow() or path.suffix.lower() == ".gz":
+    if path.suffix.lower() == ".gz":
         return read_bytes(path, "sacct file")
     try:
         view = memoryview(pa.memory_map(str(path), "r").read_buffer())
