@@ -186,3 +186,23 @@ def test_run_takes_a_log_with_format_and_reports_reader_notes(
     }
     assert metrics["cleaning_detail"]["not_a_job_record"]["action"] == "skipped"
     assert metrics["jobs"] == 2
+
+
+def test_convert_numbers_alea_queue_names_for_swf(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from queuesim.traces.alea_swf import ALEA_FIELDS
+
+    fields = ["1", "0", "0", "10", "1", "-1", "-1", "1", "60", "-1", "1", "3", "1", "1", "-1"]
+    rows = [
+        " ".join([str(k), *fields[1:], "1", "-1", "-1", "{1}", queue, "1:ppn=1"])
+        for k, queue in enumerate(["q_1d", "q_2h", "q_1d"], start=1)
+    ]
+    assert all(len(r.split()) == ALEA_FIELDS for r in rows)
+    source = tmp_path / "alea.swf"
+    source.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out.swf"
+    assert run_cli(capsys, "convert", source, out)[0] == 0
+    swf = read_swf(out)
+    assert swf.jobs["queue"].tolist() == [1, 2, 1]
+    assert swf.header.queues == {1: "q_1d", 2: "q_2h"}

@@ -4,7 +4,8 @@
   :func:`queuesim.traces.swf.write_swf`. The header keeps the trace's own header lines,
   which for a site log map the numbers SWF needs back to names (``; Queue: 1 workq``,
   ``; User: 3 alice``, ``; Group: 2 physics``), and adds a note naming the source file and
-  its format.
+  its format. A trace whose queues have names but no numbers (Alea's extended SWF) gets
+  them numbered in order of first appearance, with ``; Queue: n name`` lines.
 * **Parquet** (``.parquet``): every column of the trace, names kept (``queue_name``,
   ``user_name``, ``properties``, ``source_id`` ...), with the header lines in the file's
   key-value metadata under ``queuesim.header``; for pandas, evalys and any Arrow reader.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -29,6 +31,21 @@ __all__ = ["EXPORT_SUFFIXES", "export_trace"]
 EXPORT_SUFFIXES = (".swf", ".swf.gz", ".parquet")
 
 
+def _numbered_queues(trace: SwfTrace) -> tuple[pd.DataFrame, list[str]]:
+    """The jobs with their queue field numbered from their queue names, and the
+    ``; Queue: n name`` lines, where the trace names queues the SWF field does not number
+    (Alea's extended SWF: the field is -1 on every line, the name is in ``queue_name``);
+    the trace unchanged otherwise."""
+    jobs = trace.jobs
+    if "queue_name" not in jobs.columns or trace.header.queues or (jobs["queue"] >= 0).any():
+        return jobs, []
+    codes, names = pd.factorize(jobs["queue_name"].astype(str), sort=False)
+    numbered = jobs.copy()
+    numbered["queue"] = codes.astype("int64") + 1
+    lines = [f"; Queue: {i} {name}" for i, name in enumerate(names, start=1)]
+    return numbered, lines
+
+
 def export_trace(trace: SwfTrace, out: str | Path, source_format: str) -> Path:
     """Write ``trace`` to ``out`` as SWF or Parquet, by its suffix (module docstring)."""
     out = Path(out)
@@ -36,7 +53,8 @@ def export_trace(trace: SwfTrace, out: str | Path, source_format: str) -> Path:
     header = [*trace.header.lines, note]
     name = out.name.lower()
     if name.endswith((".swf", ".swf.gz")):
-        write_swf(out, trace.jobs, header)
+        jobs, queue_lines = _numbered_queues(trace)
+        write_swf(out, jobs, [*trace.header.lines, *queue_lines, note])
     elif name.endswith(".parquet"):
         table = pa.Table.from_pandas(trace.jobs, preserve_index=False)
         metadata = dict(table.schema.metadata or {})
