@@ -419,10 +419,12 @@ def _chunks(text: str, *, torque: bool) -> Chunks:
 def _chunk_columns(
     fields: dict[str, pa.Array], lines: npt.NDArray[np.int64]
 ) -> dict[str, npt.NDArray[Any]]:
-    """Per job, what its select spec (else its Torque nodes spec) asks for."""
+    """Per job, what its select spec (else its Torque nodes spec) asks for, and its
+    ``nodect`` as a number (``nodect``; NaN when it is not one)."""
     # Torque writes nodect as a nodes spec at times (nodect=1:ppn=24:gpu=4): read it so
     nodect_codes, nodect_values = _texts(fields["Resource_List.nodect"])
     spec = np.array([":" in v for v in nodect_values] + [False], dtype=bool)[nodect_codes]
+    nodect = pd.to_numeric(pd.Series([*nodect_values, ""]), errors="coerce").to_numpy()
     nodes_given = pc.is_valid(fields["Resource_List.nodes"]).to_numpy(zero_copy_only=False)
     torque = pc.if_else(
         pa.array(~nodes_given & spec), fields["Resource_List.nodect"], fields["Resource_List.nodes"]
@@ -442,8 +444,11 @@ def _chunk_columns(
         columns[f"{name}.given"] = codes >= 0
     chosen = columns["select.given"]
     return {
-        field: np.where(chosen, columns[f"select.{field}"], columns[f"torque.{field}"])
-        for field in ("nodes", "cpus", "ppn", "gpus", "mem_bytes", "properties", "exclusive")
+        "nodect": nodect[nodect_codes],
+        **{
+            field: np.where(chosen, columns[f"select.{field}"], columns[f"torque.{field}"])
+            for field in ("nodes", "cpus", "ppn", "gpus", "mem_bytes", "properties", "exclusive")
+        },
     }
 
 
@@ -491,10 +496,7 @@ def _jobs(
     req_cpus = req_cpus.astype(np.int64)
     used_ncpus = number("resources_used.ncpus")
     alloc = np.where(exec_cpus > 0, exec_cpus, np.where(used_ncpus > 0, used_ncpus, req_cpus))
-    nodect_codes, nodect_values = _texts(fields["Resource_List.nodect"])
-    nodect = pd.to_numeric(pd.Series([*nodect_values, ""]), errors="coerce").to_numpy()[
-        nodect_codes
-    ]
+    nodect = chunks["nodect"].astype(np.float64)
     chunk_nodes = chunks["nodes"].astype(np.int64)
     nodes = np.where(
         np.isfinite(nodect), nodect, np.where(chunk_nodes > 0, chunk_nodes, host_count)
