@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from queuesim.cli.options import add_format, paragraph, subparser
+from queuesim.reports.summary import facts_grid, spaced
+from queuesim.reports.terminal import titled_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,99 +85,71 @@ def _number(value: Any) -> str:
     return f"{value:,.0f}" if float(value) == int(value) else f"{value:,.2f}"
 
 
-def _table(title: str, frame: pd.DataFrame, columns: dict[str, Any]) -> Table:
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in columns:
-        table.add_column(
-            name,
-            justify="left"
-            if name in ("queue", "what", "group", "property", "reason", "action", "first lines")
-            else "right",
-            overflow="fold",
-        )
+#: a column of a table: header, key in the inspection's rows, how its values are shown
+#: (``str``: text, aligned left; numbers align right)
+Column = tuple[str, str, Callable[[Any], str]]
+
+
+def _table(title: str, frame: pd.DataFrame, columns: tuple[Column, ...]) -> Table:
+    table = titled_table(title)
+    for header, _, show in columns:
+        table.add_column(header, justify="left" if show is str else "right", overflow="fold")
     for row in frame.to_dict(orient="records"):
-        table.add_row(*(fmt(row) for fmt in columns.values()))
+        table.add_row(*(show(row.get(key)) for _, key, show in columns))
     return table
+
+
+_QUEUES: tuple[Column, ...] = (
+    ("queue", "queue", str),
+    ("jobs", "jobs", _number),
+    ("users", "users", _number),
+    ("max walltime", "max_walltime", _hours),
+    ("median walltime", "median_walltime", _hours),
+    ("max CPUs", "max_cpus", _number),
+)
+_REQUESTS: tuple[Column, ...] = (
+    ("what", "what", str),
+    ("jobs", "jobs", _number),
+    *((name, name, _number) for name in ("min", "median", "p90", "max")),
+)
+_NODES: tuple[Column, ...] = (
+    ("group", "group", str),
+    ("hosts", "hosts", _number),
+    ("CPUs per node", "cpus_per_node", _number),
+    ("job placements", "jobs", _number),
+)
+_PROPERTIES: tuple[Column, ...] = (("property", "property", str), ("jobs", "jobs", _number))
+_NOTES: tuple[Column, ...] = (
+    ("reason", "reason", str),
+    ("action", "action", str),
+    ("records", "count", _number),
+    ("first lines", "first_lines", str),
+)
 
 
 def render(found: Inspection) -> RenderableType:
     """The inspection as the terminal shows it."""
-    facts = Table.grid(padding=(0, 2))
-    facts.add_column(style="bold")
-    facts.add_column()
-    for key, value in (
-        ("log", found.path),
-        ("format", found.format),
-        ("submitted", f"{found.first_submit} .. {found.last_submit}"),
-        ("jobs", f"{found.jobs:,}"),
-        ("users / groups / accounts", f"{found.users:,} / {found.groups:,} / {found.accounts:,}"),
-    ):
-        facts.add_row(key, value)
+    facts = facts_grid(
+        {
+            "log": found.path,
+            "format": found.format,
+            "submitted": f"{found.first_submit} .. {found.last_submit}",
+            "jobs": f"{found.jobs:,}",
+            "users / groups / accounts": f"{found.users:,} / {found.groups:,} / {found.accounts:,}",
+        }
+    )
     parts: list[RenderableType] = [facts]
-    parts.append(
-        _table(
-            "queues (partitions)",
-            found.queues,
-            {
-                "queue": lambda r: str(r["queue"]),
-                "jobs": lambda r: _number(r["jobs"]),
-                "users": lambda r: _number(r["users"]),
-                "max walltime": lambda r: _hours(r["max_walltime"]),
-                "median walltime": lambda r: _hours(r["median_walltime"]),
-                "max CPUs": lambda r: _number(r["max_cpus"]),
-            },
-        )
-    )
-    parts.append(
-        _table(
-            "what jobs request (jobs: how many ask for it)",
-            found.requests,
-            {
-                "what": lambda r: str(r["what"]),
-                "jobs": lambda r: _number(r["jobs"]),
-                "min": lambda r: _number(r.get("min")),
-                "median": lambda r: _number(r.get("median")),
-                "p90": lambda r: _number(r.get("p90")),
-                "max": lambda r: _number(r.get("max")),
-            },
-        )
-    )
+    parts.append(_table("queues (partitions)", found.queues, _QUEUES))
+    parts.append(_table("what jobs request (jobs: how many ask for it)", found.requests, _REQUESTS))
     if len(found.nodes):
-        parts.append(
-            _table(
-                "nodes seen, grouped by name (CPUs per node: most in use at once, a lower bound)",
-                found.nodes,
-                {
-                    "group": lambda r: str(r["group"]),
-                    "hosts": lambda r: _number(r["hosts"]),
-                    "CPUs per node": lambda r: _number(r["cpus_per_node"]),
-                    "job placements": lambda r: _number(r["jobs"]),
-                },
-            )
-        )
+        title = "nodes seen, grouped by name (CPUs per node: most in use at once, a lower bound)"
+        parts.append(_table(title, found.nodes, _NODES))
     if len(found.properties):
-        parts.append(
-            _table(
-                "node properties requested",
-                found.properties.head(20),
-                {"property": lambda r: str(r["property"]), "jobs": lambda r: _number(r["jobs"])},
-            )
-        )
+        parts.append(_table("node properties requested", found.properties.head(20), _PROPERTIES))
     if len(found.notes):
-        parts.append(
-            _table(
-                "what the reader noted",
-                found.notes,
-                {
-                    "reason": lambda r: str(r["reason"]),
-                    "action": lambda r: str(r["action"]),
-                    "records": lambda r: _number(r["count"]),
-                    "first lines": lambda r: str(r["first_lines"]),
-                },
-            )
-        )
+        parts.append(_table("what the reader noted", found.notes, _NOTES))
     cleaning = {k: v for k, v in found.cleaning.items() if v}
     if cleaning:
         text = ", ".join(f"{k} {v:,}" for k, v in cleaning.items())
         parts.append(Text(f"cleaning a run would apply before any site: {text}"))
-    return Panel(Group(*parts), title=Text("queuesim inspect", style="bold"), expand=False)
+    return Panel(Group(*spaced(parts)), title=Text("queuesim inspect", style="bold"), expand=False)

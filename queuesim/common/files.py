@@ -5,6 +5,7 @@ file. Trace readers and machine-file readers share this."""
 from __future__ import annotations
 
 import gzip
+import mmap
 import zlib
 from pathlib import Path
 
@@ -38,3 +39,19 @@ def read_bytes(path: Path, what: str = "workload file") -> bytes:
 def decode_line(raw: bytes) -> str:
     """One raw line as text (undecodable bytes replaced), without its line break."""
     return raw.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+def mapped_bytes(path: Path, what: str = "workload file") -> bytes | memoryview:
+    """The content of ``path`` as :func:`read_bytes` gives it, but a plain file is
+    memory-mapped rather than copied (a log of a million records is hundreds of MB):
+    the readers that scan bytes in bulk use this."""
+    if path.suffix.lower() != ".gz":
+        try:
+            with path.open("rb") as stream:
+                view = memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
+        except (OSError, ValueError):  # missing, unreadable, empty: read_bytes says which
+            view = None
+        if view is not None and bytes(view[: len(GZIP_MAGIC)]) != GZIP_MAGIC:
+            has_bom = bytes(view[: len(UTF8_BOM)]) == UTF8_BOM
+            return view[len(UTF8_BOM) :] if has_bom else view
+    return read_bytes(path, what)

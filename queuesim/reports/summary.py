@@ -62,7 +62,7 @@ def summary_renderable(
     """
     parts: list[RenderableType] = []
     if facts:
-        parts.append(_facts_grid(facts))
+        parts.append(facts_grid(facts))
     parts.append(_metrics_table(metrics))
     if queues is not None and len(queues) > 2:  # one queue and the whole run: the same
         parts.append(queues_table(queues))
@@ -70,7 +70,7 @@ def summary_renderable(
         parts.append(users_table(users, top))
     parts.append(_cleaning_part(cleaning, cleaning_detail or {}))
     return Panel(
-        Group(*_spaced(parts)),
+        Group(*spaced(parts)),
         title=Text(title, style="bold"),
         title_align="left",
         box=box.ROUNDED,
@@ -84,12 +84,12 @@ def print_summary(console: Console, **parts: Any) -> None:
     console.print(summary_renderable(**parts))
 
 
-def _spaced(parts: list[RenderableType]) -> list[RenderableType]:
+def spaced(parts: list[RenderableType]) -> list[RenderableType]:
     """Separate the parts by one blank line."""
     return [part if i == 0 else Padding(part, (1, 0, 0, 0)) for i, part in enumerate(parts)]
 
 
-def _facts_grid(facts: Mapping[str, str]) -> Table:
+def facts_grid(facts: Mapping[str, str]) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", overflow="fold")
     grid.add_column(overflow="fold")

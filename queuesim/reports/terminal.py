@@ -21,12 +21,11 @@ import pandas as pd
 from rich import box
 from rich.color import Color
 from rich.console import Console, Group, RenderableType
-from rich.padding import Padding
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from queuesim.reports.summary import sig3
+from queuesim.reports.summary import sig3, spaced
 from queuesim.results.comparison import Comparison, best_setups
 from queuesim.results.heatmap import DAY, BinSpec, WaitGrid, scale_forward, scale_max
 from queuesim.site.units import format_duration
@@ -105,7 +104,9 @@ _METRIC_FORMAT: dict[str, Callable[[float], str]] = {
 }
 
 
-def _table(title: str, caption: str | None = None) -> Table:
+def titled_table(title: str, caption: str | None = None) -> Table:
+    """A table in the house style: bold title and caption on the left, a rule under the
+    header, no frame."""
     return Table(
         title=Text(title, style="bold"),
         title_justify="left",
@@ -165,7 +166,7 @@ def metrics_table(table: pd.DataFrame, width: int = 100) -> list[Table]:
             if last
             else None
         )
-        out = _table(title, caption)
+        out = titled_table(title, caption)
         out.add_column("setup", overflow="fold")
         columns = [c for g in groups for c in _METRIC_GROUPS[g]]
         for column in columns:
@@ -194,7 +195,7 @@ def against_table(against: pd.DataFrame, baseline: str, width: int = 100) -> lis
     def build(groups: list[int], continued: bool) -> Table:
         title = f"Wait times against {baseline}" + (" (continued)" if continued else "")
         last = groups[-1] == len(_AGAINST_GROUPS) - 1
-        out = _table(title, caption if last else None)
+        out = titled_table(title, caption if last else None)
         out.add_column("setup", overflow="fold")
         headers = [h for g in groups for h in _AGAINST_GROUPS[g]]
         for header, _, _ in headers:
@@ -211,7 +212,7 @@ def losers_table(losers: pd.DataFrame, baseline: str, top: int) -> RenderableTyp
     title = f"Users who lost the most against {baseline} (top {top} per setup)"
     if losers.empty:
         return Text.assemble((title, "bold"), "\nno user's mean wait grew")
-    out = _table(title, "mean wait over the user's jobs, in hours; ranked by its change")
+    out = titled_table(title, "mean wait over the user's jobs, in hours; ranked by its change")
     out.add_column("setup", overflow="fold")
     out.add_column("user", justify="right", no_wrap=True)
     out.add_column("jobs", justify="right", no_wrap=True)
@@ -397,7 +398,7 @@ def heatmap_renderable(grids: Mapping[str, WaitGrid], width: int) -> RenderableT
         lines.overflow = "crop"
         parts.append(lines)
     parts.append(_legend(top, styles))
-    return Group(*_spaced(parts))
+    return Group(*spaced(parts))
 
 
 def _queue_counts(grid: WaitGrid) -> list[tuple[str, int]]:
@@ -419,7 +420,7 @@ def _cleaning(comp: Comparison) -> RenderableType:
             return Text("data cleaning: no jobs dropped or repaired", style="dim")
         listed = ", ".join(f"{reason} {n:,}" for reason, n in only.items())
         return Text(f"data cleaning (same for every setup): {listed}", style="dim")
-    table = _table("Data cleaning (jobs per reason)")
+    table = titled_table("Data cleaning (jobs per reason)")
     reasons = [r for r in next(iter(comp.results.values())).workload.cleaning.counts]
     shown = [r for r in reasons if any(c.get(r) for c in counts.values())]
     table.add_column("setup", overflow="fold")
@@ -448,7 +449,7 @@ def comparison_renderable(
     if grids:
         parts.append(heatmap_renderable(grids, width))
     parts.append(_cleaning(comp))
-    return Group(*_spaced(parts))
+    return Group(*spaced(parts))
 
 
 def _setups(n: int) -> str:
@@ -460,7 +461,3 @@ def print_comparison(
 ) -> None:
     """Print :func:`comparison_renderable` at the console's width."""
     console.print(comparison_renderable(comp, grids=grids, width=console.width))
-
-
-def _spaced(parts: list[RenderableType]) -> list[RenderableType]:
-    return [part if i == 0 else Padding(part, (1, 0, 0, 0)) for i, part in enumerate(parts)]

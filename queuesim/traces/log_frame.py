@@ -169,9 +169,14 @@ def log_trace(path: Path, jobs: LogJobs, log_format: str) -> SwfTrace:
     n = jobs.line.shape[0]
     known_submit = jobs.submit[np.isfinite(jobs.submit)]
     origin = int(known_submit.min()) if known_submit.size else 0
-    users, user_names = numbered(jobs.user_name)
-    groups, group_names = numbered(jobs.group_name)
-    queues, queue_names = numbered(jobs.queue_name)
+    user_text, group_text, queue_text = (
+        _text(jobs.user_name),
+        _text(jobs.group_name),
+        _text(jobs.queue_name),
+    )
+    users, user_names = numbered(user_text)
+    groups, group_names = numbered(group_text)
+    queues, queue_names = numbered(queue_text)
     cpus_for_memory = np.where(jobs.req_cpus > 0, jobs.req_cpus, jobs.alloc_cpus).astype(float)
     per_cpu = np.where(cpus_for_memory > 0, cpus_for_memory, np.nan)
     alloc = np.where(jobs.alloc_cpus > 0, jobs.alloc_cpus, np.nan).astype(float)
@@ -208,9 +213,9 @@ def log_trace(path: Path, jobs: LogJobs, log_format: str) -> SwfTrace:
     columns_all.update(
         # ids are distinct: a categorical would only add a code per row
         source_id=np.asarray(jobs.source_id, dtype=object),
-        queue_name=_text(jobs.queue_name),
-        user_name=_text(jobs.user_name),
-        group_name=_text(jobs.group_name),
+        queue_name=queue_text,
+        user_name=user_text,
+        group_name=group_text,
         account=_text(jobs.account),
         eligible=_or(jobs.eligible - origin),
         nodes=np.asarray(jobs.nodes, dtype=np.int64),

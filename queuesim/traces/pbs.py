@@ -80,7 +80,6 @@ read in about 2.5 s (``queuesim bench --readers``).
 
 from __future__ import annotations
 
-import mmap
 import re
 from collections.abc import Callable
 from functools import partial
@@ -94,7 +93,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from queuesim.common.errors import WorkloadError
-from queuesim.common.files import GZIP_MAGIC, UTF8_BOM, read_bytes
+from queuesim.common.files import mapped_bytes, read_bytes
 from queuesim.traces.log_frame import (
     STATUS_CANCELLED,
     STATUS_COMPLETED,
@@ -168,21 +167,6 @@ def looks_like_pbs(first_lines: list[bytes]) -> bool:
 # --------------------------------------------------------------------------- reading
 
 
-def _mapped_file(path: Path) -> mmap.mmap | None:
-    """``path`` memory-mapped when it is a plain, non-empty file without a byte-order
-    mark; None otherwise (then it is read, decompressed and checked as usual)."""
-    if path.suffix.lower() == ".gz":
-        return None
-    try:
-        with path.open("rb") as stream:
-            head = stream.read(3)
-            if not head or head[:2] == GZIP_MAGIC or head == UTF8_BOM:
-                return None
-            return mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
-        return None
-
-
 class _Log:
     """The bytes of one or more files, their lines numbered across them."""
 
@@ -191,10 +175,9 @@ class _Log:
         if not files:
             raise WorkloadError(f"{path}: the directory holds no log files")
         self.starts: list[tuple[int, Path]] = [(1, files[0])]
-        mapped = _mapped_file(files[0]) if len(files) == 1 else None
-        if mapped is not None:  # a plain file: scanned where it lies, not copied
-            self.data: bytes | mmap.mmap = mapped
-            self.buf = np.frombuffer(mapped, dtype=np.uint8)
+        if len(files) == 1:  # a plain file is scanned where it lies, not copied
+            self.data: bytes | memoryview = mapped_bytes(files[0], "PBS accounting log")
+            self.buf = np.frombuffer(self.data, dtype=np.uint8)
             return
         parts: list[bytes] = []
         self.starts = []
@@ -204,10 +187,9 @@ class _Log:
             if data and not data.endswith(b"\n"):
                 data += b"\n"
             self.starts.append((first, file))
-            if len(files) > 1:
-                first += data.count(b"\n")
+            first += data.count(b"\n")
             parts.append(data)
-        self.data = b"".join(parts) if len(parts) > 1 else parts[0]
+        self.data = b"".join(parts)
         self.buf = np.frombuffer(self.data, dtype=np.uint8)
 
     def where(self, line: int) -> str:
@@ -216,11 +198,13 @@ class _Log:
         return f"{file}:{line - start + 1}"
 
     def text(self, start: int, end: int) -> str:
-        return self.data[start:end].decode("utf-8", errors="replace")
+        return bytes(self.data[start:end]).decode("utf-8", errors="replace")
 
-    def line(self, index: int, end: int) -> str:
-        """The text of line ``index`` (from 0), up to ``end``."""
-        start = self.data.rfind(b"\n", 0, end) + 1
+    def line(self, end: int) -> str:
+        """The text of the line that ends at ``end``."""
+        start = end
+        while start > 0 and self.buf[start - 1] != ord("\n"):
+            start -= 1
         return self.text(start, end)
 
 
@@ -278,7 +262,7 @@ def read_pbs(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     bad: list[BadLine] = []
     for code, reason in _LINE_PROBLEMS.items():
         for i in np.flatnonzero(lines.status == code).tolist():
-            bad.append(BadLine(i + 1, log.line(i, int(lines.end[i])), reason))
+            bad.append(BadLine(i + 1, log.line(int(lines.end[i])), reason))
 
     record = lines.status == RECORD
     job_record = record & np.isin(lines.rtype, np.frombuffer(_JOB_TYPE_BYTES, dtype=np.uint8))
@@ -303,7 +287,7 @@ def read_pbs(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
         token = log.text(token_start, token_start + 40).split(" ", 1)[0]
         i = int(end_rows[k])
         reason = f"expected key=value, found {token!r}"
-        bad.append(BadLine(i + 1, log.line(i, int(lines.end[i])), reason))
+        bad.append(BadLine(i + 1, log.line(int(lines.end[i])), reason))
     if bad:
         bad.sort(key=lambda b: b.line)
         if not skip_bad_lines:
@@ -435,10 +419,12 @@ def _chunks(text: str, *, torque: bool) -> Chunks:
 def _chunk_columns(
     fields: dict[str, pa.Array], lines: npt.NDArray[np.int64]
 ) -> dict[str, npt.NDArray[Any]]:
-    """Per job, what its select spec (else its Torque nodes spec) asks for."""
+    """Per job, what its select spec (else its Torque nodes spec) asks for, and its
+    ``nodect`` as a number (``nodect``; NaN when it is not one)."""
     # Torque writes nodect as a nodes spec at times (nodect=1:ppn=24:gpu=4): read it so
     nodect_codes, nodect_values = _texts(fields["Resource_List.nodect"])
     spec = np.array([":" in v for v in nodect_values] + [False], dtype=bool)[nodect_codes]
+    nodect = pd.to_numeric(pd.Series([*nodect_values, ""]), errors="coerce").to_numpy()
     nodes_given = pc.is_valid(fields["Resource_List.nodes"]).to_numpy(zero_copy_only=False)
     torque = pc.if_else(
         pa.array(~nodes_given & spec), fields["Resource_List.nodect"], fields["Resource_List.nodes"]
@@ -458,8 +444,11 @@ def _chunk_columns(
         columns[f"{name}.given"] = codes >= 0
     chosen = columns["select.given"]
     return {
-        field: np.where(chosen, columns[f"select.{field}"], columns[f"torque.{field}"])
-        for field in ("nodes", "cpus", "ppn", "gpus", "mem_bytes", "properties", "exclusive")
+        "nodect": nodect[nodect_codes],
+        **{
+            field: np.where(chosen, columns[f"select.{field}"], columns[f"torque.{field}"])
+            for field in ("nodes", "cpus", "ppn", "gpus", "mem_bytes", "properties", "exclusive")
+        },
     }
 
 
@@ -507,10 +496,7 @@ def _jobs(
     req_cpus = req_cpus.astype(np.int64)
     used_ncpus = number("resources_used.ncpus")
     alloc = np.where(exec_cpus > 0, exec_cpus, np.where(used_ncpus > 0, used_ncpus, req_cpus))
-    nodect_codes, nodect_values = _texts(fields["Resource_List.nodect"])
-    nodect = pd.to_numeric(pd.Series([*nodect_values, ""]), errors="coerce").to_numpy()[
-        nodect_codes
-    ]
+    nodect = chunks["nodect"].astype(np.float64)
     chunk_nodes = chunks["nodes"].astype(np.int64)
     nodes = np.where(
         np.isfinite(nodect), nodect, np.where(chunk_nodes > 0, chunk_nodes, host_count)

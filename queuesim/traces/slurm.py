@@ -127,10 +127,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-import pyarrow as pa
 
 from queuesim.common.errors import WorkloadError
-from queuesim.common.files import GZIP_MAGIC, UTF8_BOM, decode_line, read_bytes
+from queuesim.common.files import UTF8_BOM, decode_line, mapped_bytes, read_bytes
 from queuesim.traces.log_frame import (
     LogJobs,
     log_trace,
@@ -447,23 +446,9 @@ def read_sacct(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     then it is recorded in :attr:`SwfTrace.bad_lines` and left out.
     """
     path = Path(path)
-    table, bad = _read_table(path, _content(path), skip_bad_lines=skip_bad_lines)
+    table, bad = _read_table(path, mapped_bytes(path, "sacct file"), skip_bad_lines=skip_bad_lines)
     jobs = _jobs(path, table, bad, skip_bad_lines=skip_bad_lines)
     return log_trace(path, jobs, "Slurm sacct")
-
-
-def _content(path: Path) -> bytes | memoryview:
-    """The bytes of a sacct file: memory-mapped when it is plain text and pyarrow reads it
-    (no copy of a large file), else read (and decompressed) whole."""
-    if path.suffix.lower() == ".gz":
-        return read_bytes(path, "sacct file")
-    try:
-        view = memoryview(pa.memory_map(str(path), "r").read_buffer())
-    except (OSError, pa.ArrowException):
-        return read_bytes(path, "sacct file")  # raises its one-line error, or reads
-    if bytes(view[: len(GZIP_MAGIC)]) == GZIP_MAGIC:
-        return read_bytes(path, "sacct file")
-    return view
 
 
 def _jobcomp_pairs(line: str) -> dict[str, str]:
