@@ -22,6 +22,7 @@ before the pass still cost the queue's length.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -29,7 +30,7 @@ import numba
 import numpy as np
 
 from queuesim.common.errors import PolicyViolation
-from queuesim.core.cluster import NodeState, Placement, Request, _place, _release
+from queuesim.core.cluster import ClusterState, NodeState, Placement, Request, _place, _release
 from queuesim.core.fairshare import (
     LedgerState,
     charge_end,
@@ -38,7 +39,7 @@ from queuesim.core.fairshare import (
     current_usage,
     decay_to,
 )
-from queuesim.core.ordering import FairshareOrder, QueuePriorityOrder, WaitingOrder
+from queuesim.core.ordering import FairshareOrder, FCFSOrder, QueuePriorityOrder, WaitingOrder
 from queuesim.core.planning import _held_by, new_pass_plan, plan_into
 from queuesim.core.profile import (
     NEVER,
@@ -49,8 +50,10 @@ from queuesim.core.profile import (
     Promises,
     fill,
     new_profile,
+    no_limits,
 )
 from queuesim.core.state import RunState
+from queuesim.site.model import Site
 
 #: how far past now a running job that outlived its estimate is expected to end (as the
 #: Context's :data:`~.context.OVERDUE_GRACE`)
@@ -581,7 +584,7 @@ def _ledger_of(ordering: WaitingOrder, n: int) -> tuple[LedgerState, int, np.nda
     if isinstance(ordering, FairshareOrder):
         kind = ORDER_PRIORITY if isinstance(ordering, QueuePriorityOrder) else ORDER_FAIRSHARE
         priority = getattr(ordering, "job_priority", np.zeros(n))
-        return ordering.ledger.state, kind, np.ascontiguousarray(priority, dtype=np.float64)
+        return ordering.ledger.state, kind, np.array(priority, dtype=np.float64)
     one, per_job = np.zeros(1), np.zeros(max(n, 1))
     empty = LedgerState(
         one,
@@ -616,11 +619,8 @@ def replay(
     cluster = state.cluster
     ledger, kind, priority = _ledger_of(ordering, n)
     f64 = np.float64
-    run = RunJobs(
-        np.ascontiguousarray(state.submit, dtype=f64),
-        np.ascontiguousarray(state.work, dtype=f64),
-        priority,
-    )
+    # writable copies: numba compiles read-only arrays (pandas hands some out) apart
+    run = RunJobs(np.array(state.submit, dtype=f64), np.array(state.work, dtype=f64), priority)
     jobs = JobArrays(
         state.cpus, state.queue, state.estimate, state.ppn, cluster.masks, state.mask_of
     )
@@ -666,3 +666,41 @@ def replay(
     if progress is not None:
         progress(n, n)
     return int(passes)
+
+
+def warm_up() -> float:
+    """Compile the run (or load it from numba's cache) on a one-job input, so that a run's
+    time is not charged the compilation; returns the seconds it took."""
+    started = time.perf_counter()
+    site = Site.model_validate(
+        {"name": "warm-up", "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 1}]}
+    )
+    cluster = ClusterState(site, [site.queues[0].name])
+    one_f, one_i, zero_i = np.ones(1), np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    ledger, kind, priority = _ledger_of(FCFSOrder(), 1)
+    limits = no_limits(zero_i, 1)
+    run_batch(
+        RunJobs(np.zeros(1), one_f.copy(), priority),
+        JobArrays(one_i, zero_i, one_f, zero_i.copy(), cluster.masks, zero_i.copy()),
+        zero_i.copy(),
+        zero_i.copy(),
+        cluster.node_state,
+        (cluster.pool_capacity_cpus, cluster.pool_capacity_mem, cluster.pool_capacity_gpus),
+        False,
+        limits,
+        False,
+        ledger,
+        kind,
+        BatchRules(1, True, False, False, False),
+        True,
+        RunOut(
+            np.full(1, np.nan),
+            np.full(1, np.nan),
+            np.full(1, np.inf),
+            np.zeros(3, dtype=np.int64),
+            np.zeros((3, 1), dtype=np.bool_),
+        ),
+        empty_scratch(1, 1),
+        0,
+    )
+    return time.perf_counter() - started

@@ -24,6 +24,7 @@ import pandas as pd
 
 from queuesim.common.errors import PolicyViolation
 from queuesim.core.batch_run import BatchRules, replay
+from queuesim.core.batch_run import warm_up as warm_up_run
 from queuesim.core.cluster import ClusterState
 from queuesim.core.cluster import warm_up as warm_up_placement
 from queuesim.core.context import Context
@@ -77,6 +78,8 @@ class Simulation:
         )
         #: the policy wants a pass at every finish, even when no job waits
         self.every_event = bool(getattr(policy, "every_event", False))
+        #: seconds spent compiling (or loading) the kernels before the clock started
+        self.compile_seconds = 0.0
         self.ctx = Context(self.state, self.ordering)
         rules = getattr(policy, "batch_rules", None)
         #: the rules of a run in one compiled call, or None to run pass by pass
@@ -90,6 +93,9 @@ class Simulation:
 
     def run(self) -> Result:
         if self.batch_rules is not None:
+            self.compile_seconds = warm_up_run()
+            if self.progress is not None:
+                self.progress(0, self.state.n)  # the kernels are ready: the run begins
             started_at = time.perf_counter()
             passes = replay(
                 self.state,
@@ -99,8 +105,12 @@ class Simulation:
                 progress=self.progress,
             )
             return self._result(passes, time.perf_counter() - started_at)
+        started_at = time.perf_counter()
         warm_up_placement()
         warm_up_profile()
+        self.compile_seconds = time.perf_counter() - started_at
+        if self.progress is not None:
+            self.progress(0, self.state.n)
         started_at = time.perf_counter()
         return self._result(self._run_passes(), time.perf_counter() - started_at)
 
@@ -177,6 +187,7 @@ class Simulation:
             params=self.params,
             workload=self.workload,
             wall_seconds=wall,
+            compile_seconds=self.compile_seconds,
             passes=passes,
             counters={**state.counters, **state.limits.counters()},
             fairshare_usage=self._usage_log(),
