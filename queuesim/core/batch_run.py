@@ -40,7 +40,7 @@ from queuesim.core.fairshare import (
     decay_to,
 )
 from queuesim.core.ordering import FairshareOrder, FCFSOrder, QueuePriorityOrder, WaitingOrder
-from queuesim.core.planning import _held_by, new_pass_plan, plan_into
+from queuesim.core.planning import PassPlan, _held_by, new_pass_plan, plan_into
 from queuesim.core.profile import (
     NEVER,
     JobArrays,
@@ -312,6 +312,8 @@ def run_batch(  # type: ignore[no-untyped-def]
     ended_since_planning = False
     # scratch of a pass
     prof = new_profile(16, pools, free_gpus.shape[0])
+    # what a pass decides, reused: its first rows are cleared after each pass
+    decided = new_pass_plan(16, pools)
     usage_now = np.zeros(ledger.usage.shape[0])
     nlog = 0
     passes = 0
@@ -446,7 +448,15 @@ def run_batch(  # type: ignore[no-untyped-def]
                 promises = Promises(starts_before, known)
             else:
                 promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
-            plan = new_pass_plan(m, pools)
+            if decided.starts.shape[0] < m:
+                decided = new_pass_plan(max(m, 2 * decided.starts.shape[0]), pools)
+            plan = PassPlan(
+                decided.starts[:m],
+                decided.plans[:m],
+                decided.held[:m],
+                decided.booked[:m],
+                decided.room,
+            )
             compress = ended_since_planning or not rules.promises
             pass_rules = PassRules(
                 rules.depth, rules.backfill, rules.greedy, compress, rules.reserve_limited
@@ -463,7 +473,7 @@ def run_batch(  # type: ignore[no-untyped-def]
                         out.held_times[h - 1] += 1
                         out.held_jobs[h - 1, order[k]] = True
             if rules.promises:
-                last_plans = plan.plans
+                last_plans = plan.plans.copy()
                 for k in range(m):
                     job = order[k]
                     promise[job] = plan.starts[k]
@@ -546,6 +556,12 @@ def run_batch(  # type: ignore[no-untyped-def]
                 per_size[c] -= 1
                 started += 1
                 deepest = k
+            for k in range(seen):
+                plan.starts[k] = NEVER
+                plan.held[k] = 0
+                plan.booked[k] = False
+                for p in range(pools):
+                    plan.plans[k, p] = 0
             if started:
                 # drop the started jobs from the waiting list, keeping submit order: in
                 # FCFS order they all lie within the first deepest + 1 places
