@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from builders import J, make_workload
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from queuesim.core.engine import Simulation
@@ -88,18 +88,21 @@ def sites(draw: st.DrawFn) -> Site:
         fairshare["charge_gpus"] = True
     if draw(st.booleans()):
         fairshare["shares"] = {1: 2.0, 3: 0.5}
-    return Site.model_validate(
-        {
-            "name": "generated",
-            "clusters": clusters,
-            "queues": queues,
-            "memory": "per-cpu" if memory else "ignore",
-            "ordering": draw(st.sampled_from(["fcfs", "fairshare", "queue-priority"])),
-            "fairshare": fairshare,
-            "kill_at_walltime": draw(st.booleans()),
-            "estimate": draw(st.sampled_from(["requested", "exact"])),
-        }
-    )
+    try:
+        return Site.model_validate(
+            {
+                "name": "generated",
+                "clusters": clusters,
+                "queues": queues,
+                "memory": "per-cpu" if memory else "ignore",
+                "ordering": draw(st.sampled_from(["fcfs", "fairshare", "queue-priority"])),
+                "fairshare": fairshare,
+                "kill_at_walltime": draw(st.booleans()),
+                "estimate": draw(st.sampled_from(["requested", "exact"])),
+            }
+        )
+    except ValueError:  # a limit larger than its queue's clusters: the site refuses it
+        reject()
 
 
 @st.composite
