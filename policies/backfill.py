@@ -19,9 +19,10 @@ from enum import StrEnum
 
 import numpy as np
 
+from queuesim.core.batch_run import BatchRules
 from queuesim.core.context import Context
 from queuesim.core.planning import plan_pass
-from queuesim.core.profile import PassRules, Promises
+from queuesim.core.profile import PassRules, Promises, no_promises
 from queuesim.policies.registry import register
 
 
@@ -64,7 +65,7 @@ def backfill_pass(
         # now, before later arrivals, and compression happens when a job ends.
         return False
     cluster = ctx.cluster
-    known_plans = np.zeros((order.size, cluster.pools), dtype=np.int64)
+    known_plans = np.zeros((order.size if promises is not None else 0, cluster.pools), np.int64)
     if promise_plans:
         for k, job in enumerate(order.tolist()):
             plan = promise_plans.get(job)
@@ -76,10 +77,9 @@ def backfill_pass(
         ctx.limit_state(),
         order,
         PassRules(depth, backfill, greedy, compress, reserve_limited),
-        Promises(
-            promises[order] if promises is not None else np.full(order.size, np.inf),
-            known_plans,
-        ),
+        Promises(promises[order], known_plans)
+        if promises is not None
+        else no_promises(cluster.pools),
     )
     ctx.held_back(order, held)
     if promises is not None:
@@ -103,6 +103,8 @@ class FCFS:
     """Strict first come, first served: no job starts before an earlier one."""
 
     name: str = field(default="fcfs", init=False)
+    #: the same pass, for a run in one compiled call
+    batch_rules: BatchRules = field(default=BatchRules(0, False), init=False, repr=False)
 
     def schedule(self, ctx: Context) -> None:
         backfill_pass(ctx, depth=0, backfill=False)
@@ -128,6 +130,7 @@ class EASY(RecordsReservations):
     """EASY backfilling: a reservation for the first blocked job only."""
 
     name: str = field(default="easy", init=False)
+    batch_rules: BatchRules = field(default=BatchRules(1, True), init=False, repr=False)
 
     def schedule(self, ctx: Context) -> None:
         backfill_pass(ctx, depth=1, backfill=True, reservations=self.record)
@@ -139,6 +142,9 @@ class Conservative(RecordsReservations):
     """Conservative backfilling: every waiting job holds a reservation."""
 
     name: str = field(default="conservative", init=False)
+    batch_rules: BatchRules = field(
+        default=BatchRules(np.iinfo(np.int64).max, True, promises=True), init=False, repr=False
+    )
     _promises: np.ndarray | None = field(default=None, init=False, repr=False)
     _promise_plans: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
     _ended_since_planning: bool = field(default=False, init=False, repr=False)
@@ -195,6 +201,12 @@ class Scan:
             )
         if self.reserved_jobs < 0:
             raise ValueError(f"reserved_jobs must be 0 or more, got {self.reserved_jobs}")
+
+    @property
+    def batch_rules(self) -> BatchRules:
+        """The same pass, for a run in one compiled call."""
+        greedy = self.anti_starvation == AntiStarvation.GREEDY.value
+        return BatchRules(self.reserved_jobs, True, greedy, self.reserve_when_limited)
 
     def schedule(self, ctx: Context) -> None:
         greedy = self.anti_starvation == AntiStarvation.GREEDY.value

@@ -169,7 +169,7 @@ def _plan(ctx: Context, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
         ctx.limit_state(),
         jobs,
         EASY_RULES,
-        no_promises(jobs, ctx.cluster.pools),
+        no_promises(ctx.cluster.pools),
     )
     return result
 

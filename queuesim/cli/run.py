@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +24,9 @@ from queuesim.cli.options import (
     paragraph,
     subparser,
 )
+
+#: loading cached kernels takes well under this; a warm-up this long was a compilation
+COMPILED_NOW_SECONDS = 1.0
 
 HELP = "simulate one site on one workload and print the summary"
 DESCRIPTION = paragraph(
@@ -142,10 +146,26 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     workload = load_workload(args.workload, site, options)
     read_seconds = time.perf_counter() - read_started
     update, close = _progress_callback(console)
+    # numba compiles the kernels on the first run only (then loads them from its cache):
+    # say so when the kernels are not ready within a second, i.e. are being compiled
+    notice = threading.Timer(
+        COMPILED_NOW_SECONDS,
+        lambda: console.print("compiling simulation kernels (first run only) ...", highlight=False),
+    )
+    if not args.quiet:
+        notice.start()
+
+    def progress(done: int, total: int) -> None:
+        notice.cancel()
+        update(done, total)
+
     try:
-        result = simulate(site, workload, progress=None if args.quiet else update)
+        result = simulate(site, workload, progress=None if args.quiet else progress)
     finally:
+        notice.cancel()
         close()
+    # loading cached kernels takes well under a second; more means they were compiled now
+    compiled_now = result.compile_seconds > COMPILED_NOW_SECONDS
     metrics = compute_metrics(result.jobs, total_cpus=site.total_cpus, tau=args.tau)
     extras = extra_metrics(result, MetricOptions(tau=args.tau, bounds=args.stretch_bound))
     policy = result.policy
@@ -156,7 +176,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         "workload": f"{Path(args.workload).name} ({len(workload.jobs):,} jobs)",
         "policy": policy,
         "speed": f"{result.jobs_per_second:,.0f} jobs/s "
-        f"(simulation {result.wall_seconds:.2f} s, reading {read_seconds:.2f} s)",
+        f"(simulation {result.wall_seconds:.2f} s, reading {read_seconds:.2f} s, "
+        f"kernels {result.compile_seconds:.2f} s"
+        + (" - compiled on this first run, cached for the next)" if compiled_now else ")"),
     }
     for name, value in sorted(result.counters.items()):
         facts[name.replace("_", " ")] = f"{value:,}"

@@ -164,6 +164,11 @@ class ClusterState:
         self._state_and_out = (*self._state, *self._out)
         self._no_plan = np.zeros(self.pools, dtype=np.int64)
 
+    @property
+    def node_state(self) -> NodeState:
+        """The arrays the placement kernels change (this state's own)."""
+        return self._state
+
     # --- questions -------------------------------------------------------------------
 
     def mask_row(self, queue: IntOrArray, node_set: IntOrArray) -> IntOrArray:

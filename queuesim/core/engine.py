@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 from queuesim.common.errors import PolicyViolation
+from queuesim.core.batch_run import BatchRules, replay
+from queuesim.core.batch_run import warm_up as warm_up_run
 from queuesim.core.cluster import ClusterState
 from queuesim.core.cluster import warm_up as warm_up_placement
 from queuesim.core.context import Context
@@ -52,7 +54,11 @@ class Simulation:
         params: dict[str, Any] | None = None,
         progress: Callable[[int, int], None] | None = None,
         record_allocations: bool = False,
+        compiled: bool = True,
     ) -> None:
+        """``compiled``: run a built-in batch policy (one that declares its
+        ``batch_rules``) in one compiled call (:mod:`.batch_run`) unless allocations are
+        recorded; false: pass by pass through its ``schedule`` (the same schedule, slower)."""
         self.site = site
         self.workload = workload
         self.policy = policy
@@ -72,16 +78,44 @@ class Simulation:
         )
         #: the policy wants a pass at every finish, even when no job waits
         self.every_event = bool(getattr(policy, "every_event", False))
+        #: seconds spent compiling (or loading) the kernels before the clock started
+        self.compile_seconds = 0.0
         self.ctx = Context(self.state, self.ordering)
+        rules = getattr(policy, "batch_rules", None)
+        #: the rules of a run in one compiled call, or None to run pass by pass
+        self.batch_rules: BatchRules | None = (
+            rules if compiled and isinstance(rules, BatchRules) and not record_allocations else None
+        )
 
     def set_rate(self, job: int, rate: float) -> None:
         """Change a running job's progress rate from outside a pass (as a policy would)."""
         self.state.set_rate(job, rate)
 
     def run(self) -> Result:
+        if self.batch_rules is not None:
+            self.compile_seconds = warm_up_run()
+            if self.progress is not None:
+                self.progress(0, self.state.n)  # the kernels are ready: the run begins
+            started_at = time.perf_counter()
+            passes = replay(
+                self.state,
+                self.ordering,
+                self.batch_rules,
+                record=getattr(self.policy, "record", None),
+                progress=self.progress,
+            )
+            return self._result(passes, time.perf_counter() - started_at)
+        started_at = time.perf_counter()
         warm_up_placement()
         warm_up_profile()
+        self.compile_seconds = time.perf_counter() - started_at
+        if self.progress is not None:
+            self.progress(0, self.state.n)
         started_at = time.perf_counter()
+        return self._result(self._run_passes(), time.perf_counter() - started_at)
+
+    def _run_passes(self) -> int:
+        """The run pass by pass, through the policy's ``schedule``; returns the passes."""
         state = self.state
         ctx = self.ctx
         heap = state.heap
@@ -136,13 +170,16 @@ class Simulation:
                 progress(next_job, n)
         if progress is not None:
             progress(n, n)
+        return passes
+
+    def _result(self, passes: int, wall: float) -> Result:
+        state = self.state
         never = state.never_run()
         if never.size:
             raise PolicyViolation(
                 f"policy {self.policy.name!r} left {never.size} jobs never run "
                 f"(first: job {state.job_id(int(never[0]))}) although no event was left"
             )
-        wall = time.perf_counter() - started_at
         return Result(
             jobs=self._job_table(),
             site=self.site,
@@ -150,6 +187,7 @@ class Simulation:
             params=self.params,
             workload=self.workload,
             wall_seconds=wall,
+            compile_seconds=self.compile_seconds,
             passes=passes,
             counters={**state.counters, **state.limits.counters()},
             fairshare_usage=self._usage_log(),

@@ -22,8 +22,9 @@ fairshare key, is its usage divided by its share (default 1).
 
 from __future__ import annotations
 
-import math
+from typing import NamedTuple
 
+import numba
 import numpy as np
 import pandas as pd
 
@@ -32,8 +33,164 @@ from queuesim.site.enums import Charge
 from queuesim.site.model import Fairshare
 
 
+class LedgerState(NamedTuple):
+    """A ledger's arrays, as the compiled kernels read and change them."""
+
+    #: per account: decayed usage of ended jobs, share, and the running jobs' charge per
+    #: second and its sum of charge x start
+    usage: np.ndarray
+    share: np.ndarray
+    running_rate: np.ndarray
+    running_since: np.ndarray
+    #: per job: its account, its charge per second and its start
+    job_account: np.ndarray
+    rate: np.ndarray
+    started: np.ndarray
+    #: per node: CPUs, memory and GPUs, as floats (for processor equivalents)
+    node_cpus: np.ndarray
+    node_mem: np.ndarray
+    node_gpus: np.ndarray
+    #: [time decayed to, next usage-log time (inf: no log)]
+    clock: np.ndarray
+    #: [decay factor, decay interval, stepwise (0/1), usage-log interval (inf: none),
+    #: multi-resource charge (0/1), GPUs charged (0/1)]
+    params: np.ndarray
+
+
+@numba.njit(cache=True)
+def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
+    """numpy's sum of a block of at most 128: in order below 8, else 8 running sums."""
+    if n < 8:
+        res = -0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r = np.empty(8)
+    for j in range(8):
+        r[j] = a[lo + j]
+    i = 8
+    while i < n - (n % 8):
+        for j in range(8):
+            r[j] += a[lo + i + j]
+        i += 8
+    res = (r[0] + r[1] + (r[2] + r[3])) + (r[4] + r[5] + (r[6] + r[7]))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return float(res)
+
+
+@numba.njit(cache=True)
+def _pairwise(a: np.ndarray, lo: int, n: int) -> float:
+    """numpy's pairwise sum of ``a[lo:lo + n]``: blocks of up to 128, halves (multiples
+    of 8) above, added as numpy's recursion adds them (kept on a stack here: numba's
+    cache cannot hold a recursive function)."""
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    t_lo = np.empty(256, dtype=np.int64)
+    t_n = np.empty(256, dtype=np.int64)
+    t_phase = np.empty(256, dtype=np.int64)
+    values = np.empty(256)
+    tasks, nvalues = 1, 0
+    t_lo[0], t_n[0], t_phase[0] = lo, n, 0
+    while tasks:
+        tasks -= 1
+        start, size, phase = t_lo[tasks], t_n[tasks], t_phase[tasks]
+        if size <= 128:
+            values[nvalues] = _block_sum(a, start, size)
+            nvalues += 1
+        elif phase == 0:
+            half = size // 2
+            half -= half % 8
+            t_lo[tasks], t_n[tasks], t_phase[tasks] = start, size, 1
+            t_lo[tasks + 1], t_n[tasks + 1], t_phase[tasks + 1] = start + half, size - half, 0
+            t_lo[tasks + 2], t_n[tasks + 2], t_phase[tasks + 2] = start, half, 0
+            tasks += 3
+        else:
+            nvalues -= 1
+            values[nvalues - 1] = values[nvalues - 1] + values[nvalues]
+    return float(values[0])
+
+
+@numba.njit(cache=True)
+def numpy_sum(a: np.ndarray) -> float:
+    """``float(a.sum())`` of a 1-d float array to the last bit (numpy's pairwise sum), so
+    that a charge is the same in compiled code as in numpy."""
+    return _pairwise(a, 0, a.shape[0])
+
+
+@numba.njit(cache=True)
+def charge_rate(
+    ledger: LedgerState, cpus: int, nodes: np.ndarray, counts: np.ndarray, mem: int, gpn: int
+) -> float:
+    """What a job pays per second: its CPUs, or its processor equivalents on ``nodes``
+    (holding ``counts`` CPUs of ``mem`` bytes each and ``gpn`` GPUs on each)."""
+    multi = ledger.params[4] > 0
+    gpus = ledger.params[5] > 0 and gpn > 0
+    if not gpus and (not multi or mem == 0):
+        return float(cpus)
+    eq = np.empty(nodes.shape[0])
+    for k in range(nodes.shape[0]):
+        n = nodes[k]
+        eq[k] = float(counts[k])
+        if multi:
+            eq[k] = max(eq[k], counts[k] * mem * ledger.node_cpus[n] / ledger.node_mem[n])
+        if gpus:
+            eq[k] = max(eq[k], gpn * ledger.node_cpus[n] / ledger.node_gpus[n])
+    return numpy_sum(eq)
+
+
+@numba.njit(cache=True)
+def decay_to(ledger: LedgerState, now: float) -> None:
+    """Decay every account's usage from the ledger's time to ``now``."""
+    before = ledger.clock[0]
+    if now <= before:
+        return
+    factor, interval = ledger.params[0], ledger.params[1]
+    if ledger.params[2] > 0:
+        steps = np.floor(now / interval) - np.floor(before / interval)
+        if steps:
+            times = factor**steps
+            for a in range(ledger.usage.shape[0]):
+                ledger.usage[a] *= times
+    else:
+        times = factor ** ((now - before) / interval)
+        for a in range(ledger.usage.shape[0]):
+            ledger.usage[a] *= times
+    ledger.clock[0] = now
+
+
+@numba.njit(cache=True)
+def current_usage(ledger: LedgerState, now: float, out: np.ndarray) -> None:
+    """Every account's effective usage at ``now`` (decayed to it already) into ``out``."""
+    for a in range(ledger.usage.shape[0]):
+        running = ledger.running_rate[a] * now - ledger.running_since[a]
+        out[a] = (ledger.usage[a] + running) / ledger.share[a]
+
+
+@numba.njit(cache=True)
+def charge_start(ledger: LedgerState, job: int, rate: float, now: float) -> None:
+    """``job`` starts at ``now`` (decayed to it already), paying ``rate`` per second."""
+    a = ledger.job_account[job]
+    ledger.rate[job] = rate
+    ledger.started[job] = now
+    ledger.running_rate[a] += rate
+    ledger.running_since[a] += rate * now
+
+
+@numba.njit(cache=True)
+def charge_end(ledger: LedgerState, job: int, now: float) -> None:
+    """``job`` ends at ``now`` (decayed to it already): its whole charge enters usage."""
+    a = ledger.job_account[job]
+    rate = ledger.rate[job]
+    ledger.running_rate[a] -= rate
+    ledger.running_since[a] -= rate * ledger.started[job]
+    ledger.usage[a] += rate * (now - ledger.started[job])
+
+
 class FairshareLedger:
-    """Decayed usage per account, updated as jobs start and end."""
+    """Decayed usage per account, updated as jobs start and end (the compiled run of
+    :mod:`queuesim.core.batch_run` changes the same arrays through the same kernels)."""
 
     def __init__(
         self,
@@ -45,93 +202,90 @@ class FairshareLedger:
         capacity_gpus: np.ndarray | None = None,
     ) -> None:
         self.config = config
-        accounts, self.job_account = np.unique(job_account, return_inverse=True)
+        accounts, inverse = np.unique(job_account, return_inverse=True)
+        self.job_account = inverse.astype(np.int64)
         self.account_ids = accounts
-        self.usage = np.zeros(accounts.shape[0])
-        self.share = np.array([config.shares.get(int(a), 1.0) for a in accounts])
-        self.factor, self.interval = config.decay
-        self.time = 0.0
-        self.rate = np.zeros(job_account.shape[0])  #: charge per second of each job
-        self.started = np.zeros(job_account.shape[0])
-        self.running_rate = np.zeros(accounts.shape[0])  #: sum of rates of running jobs
-        self.running_since = np.zeros(accounts.shape[0])  #: sum of rate * start
-        self._cpus = capacity_cpus
-        self._mem = capacity_mem
+        factor, interval = config.decay
         multi = config.charge is Charge.MULTI_RESOURCE
-        self._multi = multi and memory_modelled
-        self._gpus = capacity_gpus if multi and config.charge_gpus else None
-        self._log_every = config.usage_log
-        self._next_log = 0.0
-        self._log: list[tuple[float, np.ndarray]] = []
+        gpus = capacity_gpus is not None and multi and config.charge_gpus
+        log_every = config.usage_log
+        n = job_account.shape[0]
+        self.state = LedgerState(
+            np.zeros(accounts.shape[0]),
+            np.array([config.shares.get(int(a), 1.0) for a in accounts], dtype=np.float64),
+            np.zeros(accounts.shape[0]),
+            np.zeros(accounts.shape[0]),
+            self.job_account,
+            np.zeros(n),
+            np.zeros(n),
+            capacity_cpus.astype(np.float64),
+            capacity_mem.astype(np.float64),
+            (capacity_gpus if gpus and capacity_gpus is not None else capacity_cpus).astype(
+                np.float64
+            ),
+            np.array([0.0, 0.0 if log_every is not None else np.inf]),
+            np.array(
+                [
+                    factor,
+                    interval,
+                    float(config.stepwise),
+                    np.inf if log_every is None else float(log_every),
+                    float(multi and memory_modelled),
+                    float(gpus),
+                ]
+            ),
+        )
+        self._now = np.zeros(accounts.shape[0])
+        #: usage-log snapshots: their times and every account's effective usage then
+        self.log_times: list[float] = []
+        self.log_usage: list[np.ndarray] = []
+
+    @property
+    def usage(self) -> np.ndarray:
+        return self.state.usage
 
     def _advance(self, now: float) -> None:
         """Decay to ``now``, taking the usage-log snapshots that fall on the way."""
-        while self._log_every is not None and self._next_log <= now:
-            self._decay(self._next_log)
-            self._log.append((self._next_log, self._current(self._next_log)))
-            self._next_log += self._log_every
-        self._decay(now)
-
-    def _current(self, now: float) -> np.ndarray:
-        running = self.running_rate * now - self.running_since
-        result: np.ndarray = (self.usage + running) / self.share
-        return result
-
-    def _decay(self, now: float) -> None:
-        if now <= self.time:
-            return
-        if self.config.stepwise:
-            steps = math.floor(now / self.interval) - math.floor(self.time / self.interval)
-            if steps:
-                self.usage *= self.factor**steps
-        else:
-            self.usage *= self.factor ** ((now - self.time) / self.interval)
-        self.time = now
+        state = self.state
+        clock, every = state.clock, state.params[3]
+        while clock[1] <= now:
+            at = float(clock[1])
+            decay_to(state, at)
+            current_usage(state, at, self._now)
+            self.log_times.append(at)
+            self.log_usage.append(self._now.copy())
+            clock[1] = at + every
+        decay_to(state, now)
 
     def rate_of(self, cpus: int, alloc: Allocation) -> float:
         """What the job pays per second: CPUs, or processor equivalents."""
-        gpus = self._gpus is not None and alloc.gpus_per_node > 0
-        if not gpus and (not self._multi or alloc.mem_per_cpu == 0):
-            return float(cpus)
-        node_cpus = self._cpus[alloc.nodes]
-        equivalents = alloc.cpus.astype(np.float64)
-        if self._multi:
-            mem_in_cpus = alloc.cpus * alloc.mem_per_cpu * node_cpus / self._mem[alloc.nodes]
-            equivalents = np.maximum(equivalents, mem_in_cpus)
-        if gpus and self._gpus is not None:
-            gpu_in_cpus = alloc.gpus_per_node * node_cpus / self._gpus[alloc.nodes]
-            equivalents = np.maximum(equivalents, gpu_in_cpus)
-        return float(equivalents.sum())
+        return float(
+            charge_rate(
+                self.state, cpus, alloc.nodes, alloc.cpus, alloc.mem_per_cpu, alloc.gpus_per_node
+            )
+        )
 
     def job_started(self, job: int, cpus: int, alloc: Allocation, now: float) -> None:
         self._advance(now)
-        rate = self.rate_of(cpus, alloc)
-        account = self.job_account[job]
-        self.rate[job] = rate
-        self.started[job] = now
-        self.running_rate[account] += rate
-        self.running_since[account] += rate * now
+        charge_start(self.state, job, self.rate_of(cpus, alloc), now)
 
     def job_finished(self, job: int, now: float) -> None:
         self._advance(now)
-        account = self.job_account[job]
-        rate = self.rate[job]
-        self.running_rate[account] -= rate
-        self.running_since[account] -= rate * self.started[job]
-        self.usage[account] += rate * (now - self.started[job])
+        charge_end(self.state, job, now)
 
     def effective_usage(self, now: float) -> np.ndarray:
         """Each account's usage at ``now``, running jobs included, divided by its share."""
         self._advance(now)
-        return self._current(now)
+        current_usage(self.state, now, self._now)
+        return self._now.copy()
 
     def usage_table(self) -> pd.DataFrame | None:
         """The recorded usage over time (``time, account, usage``), if asked for."""
-        if self._log_every is None:
+        if self.config.usage_log is None:
             return None
-        if not self._log:
+        if not self.log_times:
             return pd.DataFrame({"time": [], "account": [], "usage": []})
-        times = np.repeat([t for t, _ in self._log], self.account_ids.shape[0])
-        accounts = np.tile(self.account_ids, len(self._log))
-        usage = np.concatenate([u for _, u in self._log])
+        times = np.repeat(self.log_times, self.account_ids.shape[0])
+        accounts = np.tile(self.account_ids, len(self.log_times))
+        usage = np.concatenate(self.log_usage)
         return pd.DataFrame({"time": times, "account": accounts, "usage": usage})

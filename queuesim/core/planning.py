@@ -155,10 +155,14 @@ class Planning(NamedTuple):
 
 
 @numba.njit(cache=True)
-def _book_promises(pl: Planning, promises: Promises) -> None:
+def _book_promises(pl: Planning, promises: Promises) -> int:
     """Book the promises that still fit, on the pools promised (any pools of the job's
-    queue if a running job outlived its estimate and those pools no longer have room)."""
+    queue if a running job outlived its estimate and those pools no longer have room);
+    returns how many were booked. ``promises`` is empty when none was ever made."""
     prof, state, jobs, _counts, waiting, plan = pl
+    booked = 0
+    if promises.starts.shape[0] == 0:
+        return booked
     for k in range(waiting.shape[0]):
         if promises.starts[k] < NEVER:
             job = waiting[k]
@@ -182,6 +186,8 @@ def _book_promises(pl: Planning, promises: Promises) -> None:
                 _take(prof, t, jobs.estimate[job], per_cpu, gpn, plan.plans[k], 1)
                 plan.booked[k] = True
                 plan.starts[k] = t
+                booked += 1
+    return booked
 
 
 @numba.njit(cache=True)
@@ -205,12 +211,12 @@ def _compress(pl: Planning) -> None:
 
 
 @numba.njit(cache=True)
-def _start_due_promises(pl: Planning) -> int:
+def _start_due_promises(pl: Planning, booked: int) -> int:
     """A booked job due now starts unless a limit holds it (then it loses its promise);
     returns how many booked jobs hold a reservation for later."""
     prof, state, jobs, counts, waiting, plan = pl
     reserved = 0
-    for k in range(waiting.shape[0]):
+    for k in range(waiting.shape[0] if booked else 0):
         if not plan.booked[k]:
             continue
         job = waiting[k]
@@ -266,11 +272,28 @@ def _limits_allow_from(pl: Planning, job: int) -> float:
 
 
 @numba.njit(cache=True)
-def _place_others(pl: Planning, rules: PassRules, reserved: int) -> None:
+def _free_now(prof: Profile) -> int:
+    """CPUs free now (the profile's first step) over all pools."""
+    free = 0
+    for p in range(prof.cpus.shape[1]):
+        free += prof.cpus[0, p]
+    return free
+
+
+@numba.njit(cache=True)
+def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) -> int:
     """Place the jobs without a booked promise, in priority order: start now, reserve the
-    earliest slot (while fewer than ``rules.depth`` jobs hold one), or pass over."""
+    earliest slot (while fewer than ``rules.depth`` jobs hold one), or pass over.
+
+    Once every reservation the pass may give is given and fewer CPUs are free now than
+    ``min_cpus`` (no waiting job asks for fewer), no later job can start, be held back
+    while it fits, or reserve: the scan stops there, so a pass over a deep queue costs
+    the jobs it can place, not the queue's length. Returns how many jobs were scanned."""
     prof, state, jobs, counts, waiting, plan = pl
+    free_now = _free_now(prof)
     for k in range(waiting.shape[0]):
+        if reserved >= rules.depth and free_now < min_cpus:
+            return k
         if plan.booked[k]:
             continue
         job = waiting[k]
@@ -308,6 +331,8 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int) -> None:
                 _block_suitable(prof, state, plan.starts[k], per_cpu, ppn, gpn, mask)
         else:
             _count_start(job, jobs, counts)
+        free_now = _free_now(prof)
+    return int(waiting.shape[0])
 
 
 def plan_pass(
@@ -347,8 +372,9 @@ def plan_pass(
     ``rules.compress`` (nothing ended since the last pass, so no room can have appeared)
     the booked promises stay where they are.
     """
+    min_cpus = int(jobs.cpus[waiting].min()) if waiting.size else 0
     result: tuple[np.ndarray, np.ndarray, np.ndarray] = _plan_pass_entry(
-        *state, *jobs, *limits, waiting, *rules, *promises
+        *state, *jobs, *limits, waiting, *rules, *promises, min_cpus
     )
     return result
 
@@ -362,6 +388,7 @@ _LIMITS = _JOBS + len(LimitState._fields)
 _WAITING = _LIMITS
 _RULES_FIRST = _WAITING + 1
 _RULES = _RULES_FIRST + len(PassRules._fields)
+_PROMISES = _RULES + len(Promises._fields)
 
 
 @numba.njit(cache=True)
@@ -372,16 +399,44 @@ def _plan_pass_entry(*fields):  # type: ignore[no-untyped-def]
     limits = LimitState(*fields[_JOBS:_LIMITS])
     waiting = fields[_WAITING]
     rules = PassRules(*fields[_RULES_FIRST:_RULES])
-    promises = Promises(*fields[_RULES:])
-    n = waiting.shape[0]
-    pools = state.free_cpus.shape[0]
-    plan = PassPlan(
+    promises = Promises(*fields[_RULES:_PROMISES])
+    min_cpus = fields[_PROMISES]
+    plan = new_pass_plan(waiting.shape[0], state.free_cpus.shape[0])
+    prof = _build(state, 4 * waiting.shape[0])
+    plan_into(prof, state, jobs, limits, waiting, rules, promises, plan, min_cpus)
+    return plan.starts, plan.plans, plan.held
+
+
+@numba.njit(cache=True)
+def new_pass_plan(n: int, pools: int) -> PassPlan:
+    """What a pass decides for ``n`` waiting jobs, nothing decided yet."""
+    return PassPlan(
         np.full(n, NEVER),
         np.zeros((n, pools), dtype=np.int64),
         np.zeros(n, dtype=np.int8),
         np.zeros(n, dtype=np.bool_),
         np.zeros(pools, dtype=np.int64),
     )
+
+
+@numba.njit(cache=True)
+def plan_into(
+    prof: Profile,
+    state: ProfileState,
+    jobs: JobArrays,
+    limits: LimitState,
+    waiting: np.ndarray,
+    rules: PassRules,
+    promises: Promises,
+    plan: PassPlan,
+    min_cpus: int,
+) -> int:
+    """The pass of :func:`plan_pass` in the profile ``prof`` of the running jobs (made by
+    :func:`~.profile._build` or :func:`~.profile.fill`, with room for 4 more steps per
+    waiting job), into ``plan`` (nothing decided in its first ``waiting.shape[0]`` rows).
+    ``min_cpus``: no waiting job asks for fewer CPUs (the scan stops once fewer are free
+    and no reservation is left to give). Returns how many waiting jobs it decided for; the
+    rest neither start nor reserve."""
     counts = LimitState(
         limits.user,
         limits.user_jobs_cap,
@@ -391,13 +446,12 @@ def _plan_pass_entry(*fields):  # type: ignore[no-untyped-def]
         limits.user_cpus.copy(),
         limits.queue_cpus.copy(),
     )
-    pl = Planning(_build(state, 4 * n), state, jobs, counts, waiting, plan)
-    _book_promises(pl, promises)
-    if rules.compress:
+    pl = Planning(prof, state, jobs, counts, waiting, plan)
+    booked = _book_promises(pl, promises)
+    if rules.compress and booked:
         _compress(pl)
-    reserved = _start_due_promises(pl)
-    _place_others(pl, rules, reserved)
-    return plan.starts, plan.plans, plan.held
+    reserved = _start_due_promises(pl, booked)
+    return _place_others(pl, rules, reserved, min_cpus)
 
 
 def room_beside_plan(
@@ -472,4 +526,4 @@ def warm_up() -> None:
     limits = no_limits(jobs.queue, 1)
     held_by_each(zero, jobs.cpus, jobs.queue, limits)
     rules = PassRules(1, True, True, True)
-    plan_pass(tiny_profile_state(), jobs, limits, zero, rules, no_promises(zero, 1))
+    plan_pass(tiny_profile_state(), jobs, limits, zero, rules, no_promises(1))

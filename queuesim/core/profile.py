@@ -136,19 +136,33 @@ def _copy_step(prof: Profile, src: int, dst: int) -> None:
 
 
 @numba.njit(cache=True)
+def new_profile(steps: int, pools: int, gpu_pools: int) -> Profile:
+    """An empty profile with room for ``steps`` steps."""
+    return Profile(
+        np.empty(steps, dtype=np.float64),
+        np.empty((steps, pools), dtype=np.int64),
+        np.empty((steps, pools), dtype=np.int64),
+        np.empty((steps, gpu_pools), dtype=np.int64),
+        np.ones(1, dtype=np.int64),
+    )
+
+
+@numba.njit(cache=True)
 def _build(state: ProfileState, extra: int) -> Profile:
     """The profile of the running jobs, with room for ``extra`` more steps. Every end must
     lie after ``now``."""
-    order = np.argsort(state.run_ends, kind="mergesort")
     size = 2 + state.run_ends.shape[0] + extra
+    prof = new_profile(size, state.free_cpus.shape[0], state.free_gpus.shape[0])
+    fill(prof, state)
+    return prof
+
+
+@numba.njit(cache=True)
+def fill(prof: Profile, state: ProfileState) -> None:
+    """Make ``prof`` (room for 2 steps more than there are running jobs) the profile of the
+    running jobs. Every end must lie after ``now``."""
+    order = np.argsort(state.run_ends, kind="mergesort")
     pools = state.free_cpus.shape[0]
-    prof = Profile(
-        np.empty(size, dtype=np.float64),
-        np.empty((size, pools), dtype=np.int64),
-        np.empty((size, pools), dtype=np.int64),
-        np.empty((size, state.free_gpus.shape[0]), dtype=np.int64),
-        np.ones(1, dtype=np.int64),
-    )
     times, cpus, mem, gpus = prof.times, prof.cpus, prof.mem, prof.gpus
     times[0] = state.now
     for p in range(pools):
@@ -173,7 +187,6 @@ def _build(state: ProfileState, extra: int) -> Profile:
             if gpus.shape[1]:
                 gpus[steps - 1, p] += state.job_gpn[job]
     prof.size[0] = steps
-    return prof
 
 
 @numba.njit(cache=True, inline="always")
@@ -353,9 +366,9 @@ def _first_fit(room: np.ndarray, need: int, plan: np.ndarray) -> None:
         need -= take
 
 
-def no_promises(waiting: np.ndarray, pools: int) -> Promises:
+def no_promises(pools: int) -> Promises:
     """No job has been promised anything (for policies that keep no promises)."""
-    return Promises(np.full(waiting.size, NEVER), np.zeros((waiting.size, pools), dtype=np.int64))
+    return Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
 
 
 def tiny_profile_state() -> ProfileState:

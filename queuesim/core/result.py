@@ -23,6 +23,8 @@ class Result:
     workload: Workload
     wall_seconds: float
     passes: int
+    #: seconds spent compiling (or loading from the cache) the kernels, not in ``wall_seconds``
+    compile_seconds: float = 0.0
     counters: dict[str, int] = field(default_factory=dict)
     #: with ``record_allocations``: job number -> where it ran (for invariant checks)
     allocations: dict[int, Allocation] | None = None

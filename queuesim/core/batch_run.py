@@ -1,0 +1,722 @@
+"""A whole run of a built-in batch policy in one compiled call.
+
+FCFS, EASY, conservative backfilling and the MetaCentrum scan differ only in the rules of
+their pass (:class:`BatchRules`): how many jobs reserve, whether later jobs may start
+first, whether reservations block whole nodes (paper 004, 3.1), whether a job a queue
+limit holds back may reserve, and whether reservations are promises kept from pass to pass
+with compression (Mu'alem and Feitelson, conservative backfilling). For those, the event
+loop, the waiting list, the site's ordering (FCFS, fairshare, queue priority then
+fairshare; paper 004, 2.1), the queue limits, the fairshare ledger, the placement and the
+pass itself all run here, in compiled code, without entering Python per event: what the
+Python engine (:mod:`.engine`) does through the :class:`~.context.Context` and a policy's
+``schedule``, step for step, with the same kernels (:mod:`.planning`, :mod:`.cluster`,
+:mod:`.fairshare`), so both give the same schedule to the last bit (a test runs both).
+
+A pass costs what it can place, not the queue's length: the waiting list is kept in
+submit order as jobs arrive and start, the smallest request among the waiting jobs is
+kept as they come and go, and the backfill loop stops once no reservation is left to give
+and fewer CPUs are free than any waiting job asks (see
+:func:`~.planning.plan_into`). Orderings that sort (fairshare) and queue limits checked
+before the pass still cost the queue's length.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from queuesim.common.errors import PolicyViolation
+from queuesim.core.cluster import ClusterState, NodeState, Placement, Request, _place, _release
+from queuesim.core.fairshare import (
+    LedgerState,
+    charge_end,
+    charge_rate,
+    charge_start,
+    current_usage,
+    decay_to,
+)
+from queuesim.core.ordering import FairshareOrder, FCFSOrder, QueuePriorityOrder, WaitingOrder
+from queuesim.core.planning import PassPlan, _held_by, new_pass_plan, plan_into
+from queuesim.core.profile import (
+    NEVER,
+    JobArrays,
+    LimitState,
+    PassRules,
+    ProfileState,
+    Promises,
+    fill,
+    new_profile,
+    no_limits,
+)
+from queuesim.core.state import RunState
+from queuesim.site.model import Site
+
+#: how far past now a running job that outlived its estimate is expected to end (as the
+#: Context's :data:`~.context.OVERDUE_GRACE`)
+_GRACE = 1.0
+
+ORDER_FCFS = 0  #: by submit order
+ORDER_FAIRSHARE = 1  #: by fairshare usage, then submit order
+ORDER_PRIORITY = 2  #: by queue priority, then fairshare usage, then submit order
+
+_WAITING, _RUNNING, _DONE = 1, 2, 3
+
+#: what :func:`run_batch` returns besides a normal end: a start the checks refuse
+FAILED_PLACEMENT = 1
+
+
+class BatchRules(NamedTuple):
+    """What a built-in batch policy's pass does (the policy's ``batch_rules``)."""
+
+    #: how many jobs may hold reservations
+    depth: int
+    #: whether later jobs may start before a job that cannot start now
+    backfill: bool
+    #: whether a reservation blocks every pool that could hold part of its job
+    greedy: bool = False
+    #: whether a job a queue limit holds back may reserve (else it is passed over)
+    reserve_limited: bool = False
+    #: whether reservations are promises kept from pass to pass, compressed when a job ends
+    promises: bool = False
+
+
+class RunJobs(NamedTuple):
+    """Every job's facts, by job number (submit order)."""
+
+    submit: np.ndarray
+    #: the time it runs (its runtime, or its walltime when killed there)
+    work: np.ndarray
+    priority: np.ndarray
+
+
+class RunOut(NamedTuple):
+    """What a run fills in, by job number (and limit)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    #: the first reservation each job was given (``inf``: none)
+    first_reservation: np.ndarray
+    held_times: np.ndarray
+    held_jobs: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """Growing buffers: where started jobs run (pools and nodes, flat) and the
+    fairshare usage log."""
+
+    alloc_pool: np.ndarray
+    alloc_cpus: np.ndarray
+    nodes: np.ndarray
+    counts: np.ndarray
+    log_times: np.ndarray
+    log_usage: np.ndarray
+
+
+_PROGRESS: list[Callable[[int, int], None] | None] = [None]
+
+
+def _report_progress(done: int, total: int) -> None:
+    callback = _PROGRESS[0]
+    if callback is not None:
+        callback(done, total)
+
+
+# --- small kernels -----------------------------------------------------------------------
+
+
+@numba.njit(cache=True)
+def _heap_less(times: np.ndarray, seqs: np.ndarray, a: int, b: int) -> bool:
+    return bool(times[a] < times[b] or (times[a] == times[b] and seqs[a] < seqs[b]))
+
+
+@numba.njit(cache=True)
+def _heap_swap(times: np.ndarray, seqs: np.ndarray, jobs: np.ndarray, a: int, b: int) -> None:
+    times[a], times[b] = times[b], times[a]
+    seqs[a], seqs[b] = seqs[b], seqs[a]
+    jobs[a], jobs[b] = jobs[b], jobs[a]
+
+
+@numba.njit(cache=True)
+def _heap_push(
+    times: np.ndarray, seqs: np.ndarray, jobs: np.ndarray, size: int, t: float, seq: int, job: int
+) -> int:
+    """Push a finish (ordered by time, then push order, as the engine's heap); returns the
+    new size."""
+    k = size
+    times[k], seqs[k], jobs[k] = t, seq, job
+    while k > 0:
+        parent = (k - 1) // 2
+        if not _heap_less(times, seqs, k, parent):
+            break
+        _heap_swap(times, seqs, jobs, k, parent)
+        k = parent
+    return size + 1
+
+
+@numba.njit(cache=True)
+def _heap_pop(times: np.ndarray, seqs: np.ndarray, jobs: np.ndarray, size: int) -> int:
+    """Remove the first finish (read it at index 0 before); returns the new size."""
+    size -= 1
+    times[0], seqs[0], jobs[0] = times[size], seqs[size], jobs[size]
+    k = 0
+    while True:
+        left = 2 * k + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and _heap_less(times, seqs, left + 1, left):
+            child = left + 1
+        if not _heap_less(times, seqs, child, k):
+            break
+        _heap_swap(times, seqs, jobs, k, child)
+        k = child
+    return size
+
+
+@numba.njit(cache=True)
+def _grown(a: np.ndarray, need: int) -> np.ndarray:
+    """``a`` with room for at least ``need`` entries (doubled when short)."""
+    if a.shape[0] >= need:
+        return a
+    b = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@numba.njit(cache=True)
+def _count(limits: LimitState, jobs: JobArrays, job: int, sign: int) -> None:
+    """Count ``job`` as started (1) or ended (-1) against its queue's limits."""
+    u, q, c = limits.user[job], jobs.queue[job], jobs.cpus[job]
+    limits.user_jobs[u, q] += sign
+    limits.user_cpus[u, q] += sign * c
+    limits.queue_cpus[q] += sign * c
+
+
+@numba.njit(cache=True)
+def _log_snapshots(
+    ledger: LedgerState, now: float, scratch: Scratch, nlog: int, current: np.ndarray
+) -> tuple[Scratch, int]:
+    """Decay the ledger to ``now``, taking the usage-log snapshots on the way (as
+    :meth:`~.fairshare.FairshareLedger._advance`); returns the log and its length."""
+    clock, every = ledger.clock, ledger.params[3]
+    while clock[1] <= now:
+        at = clock[1]
+        decay_to(ledger, at)
+        current_usage(ledger, at, current)
+        times = _grown(scratch.log_times, nlog + 1)
+        usage = scratch.log_usage
+        if usage.shape[0] < times.shape[0]:
+            bigger = np.empty((times.shape[0], usage.shape[1]))
+            bigger[: usage.shape[0]] = usage
+            usage = bigger
+        times[nlog] = at
+        usage[nlog] = current
+        scratch = Scratch(
+            scratch.alloc_pool, scratch.alloc_cpus, scratch.nodes, scratch.counts, times, usage
+        )
+        nlog += 1
+        clock[1] = at + every
+    decay_to(ledger, now)
+    return scratch, nlog
+
+
+@numba.njit(cache=True)
+def _sorted(order_kind: int, waiting: np.ndarray, usage: np.ndarray, priority: np.ndarray):  # type: ignore[no-untyped-def]
+    """``waiting`` (ascending) in the site's order: by fairshare usage (``usage`` per
+    waiting job), with queue priority first for :data:`ORDER_PRIORITY`; ties by job."""
+    by_usage = waiting[np.argsort(usage, kind="mergesort")]
+    if order_kind != ORDER_PRIORITY:
+        return by_usage
+    keys = np.empty(by_usage.shape[0])
+    for k in range(by_usage.shape[0]):
+        keys[k] = -priority[by_usage[k]]
+    return by_usage[np.argsort(keys, kind="mergesort")]
+
+
+# --- the run -----------------------------------------------------------------------------
+
+
+@numba.njit(cache=True)
+def run_batch(  # type: ignore[no-untyped-def]
+    run: RunJobs,
+    jobs: JobArrays,
+    job_mem: np.ndarray,
+    job_gpn: np.ndarray,
+    nodes: NodeState,
+    caps: tuple[np.ndarray, np.ndarray, np.ndarray],
+    gpus_modelled: bool,
+    limits: LimitState,
+    limits_any: bool,
+    ledger: LedgerState,
+    order_kind: int,
+    rules: BatchRules,
+    record: bool,
+    out: RunOut,
+    scratch: Scratch,
+    report_every: int,
+):
+    """Replay every job under ``rules``: the engine's loop (finishes, then submits, then a
+    pass when something waits and something changed). Fills ``out`` and changes
+    ``nodes``, ``limits`` and ``ledger`` as the jobs run. Returns (status, passes,
+    scratch, usage-log length); status 0 is a normal end."""
+    n = run.submit.shape[0]
+    capacity_cpus, capacity_mem, capacity_gpus = caps
+    pools = nodes.pool_free_cpus.shape[0]
+    total_nodes = nodes.free_cpus.shape[0]
+    no_gpus = np.zeros(0, dtype=np.int64)
+    free_gpus = nodes.pool_free_gpus if gpus_modelled else no_gpus
+    gpu_caps = capacity_gpus if gpus_modelled else no_gpus
+    state = np.zeros(n, dtype=np.int8)
+    est_end = np.full(n, np.inf)
+    # the heap of finishes
+    h_time = np.empty(max(n, 1))
+    h_seq = np.empty(max(n, 1), dtype=np.int64)
+    h_job = np.empty(max(n, 1), dtype=np.int64)
+    nheap, seq = 0, 0
+    # running jobs (swap-removed, as the engine's list) and where each runs
+    run_ids = np.zeros(max(n, 1), dtype=np.int64)
+    run_pos = np.full(max(n, 1), -1, dtype=np.int64)
+    nrun = 0
+    alloc_start = np.zeros(max(n, 1), dtype=np.int64)
+    alloc_len = np.zeros(max(n, 1), dtype=np.int64)
+    node_start = np.zeros(max(n, 1), dtype=np.int64)
+    node_len = np.zeros(max(n, 1), dtype=np.int64)
+    alloc_used, node_used = 0, 0
+    placement = Placement(
+        np.empty(total_nodes, dtype=np.int64),
+        np.empty(total_nodes, dtype=np.int64),
+        np.empty(pools, dtype=np.int64),
+        np.empty(pools, dtype=np.int64),
+    )
+    total_free = 0
+    for p in range(pools):
+        total_free += nodes.pool_free_cpus[p]
+    # the waiting list in submit order (live in wl[lo:hi]) and its smallest request
+    wl = np.empty(max(n, 1), dtype=np.int64)
+    lo, hi, nwaiting = 0, 0, 0
+    top = 1
+    for j in range(n):
+        top = max(top, jobs.cpus[j])
+    per_size = np.zeros(top + 2, dtype=np.int64)
+    smallest = top + 1
+    # promises (conservative): start per job, and the plan of the last planning pass
+    promise = np.full(max(n, 1), np.inf)
+    promised_row = np.full(max(n, 1), -1, dtype=np.int64)
+    promised_in = np.full(max(n, 1), -1, dtype=np.int64)
+    last_plans = np.zeros((0, pools), dtype=np.int64)
+    plannings = 0
+    ended_since_planning = False
+    # scratch of a pass
+    prof = new_profile(16, pools, free_gpus.shape[0])
+    # what a pass decides, reused: its first rows are cleared after each pass
+    decided = new_pass_plan(16, pools)
+    usage_now = np.zeros(ledger.usage.shape[0])
+    nlog = 0
+    passes = 0
+    next_job = 0
+    reported = 0
+    while True:
+        t_submit = run.submit[next_job] if next_job < n else np.inf
+        t_event = h_time[0] if nheap else np.inf
+        now = t_submit if t_submit < t_event else t_event
+        if now == np.inf:
+            break
+        finished = False
+        while nheap and h_time[0] == now:
+            job = h_job[0]
+            nheap = _heap_pop(h_time, h_seq, h_job, nheap)
+            state[job] = _DONE
+            out.end[job] = now
+            s0, s1 = node_start[job], node_start[job] + node_len[job]
+            a0, a1 = alloc_start[job], alloc_start[job] + alloc_len[job]
+            held = Placement(
+                scratch.nodes[s0:s1],
+                scratch.counts[s0:s1],
+                scratch.alloc_pool[a0:a1],
+                scratch.alloc_cpus[a0:a1],
+            )
+            total_free += _release(nodes, held, job_mem[job], job_gpn[job])
+            if limits_any:
+                _count(limits, jobs, job, -1)
+            if order_kind != ORDER_FCFS:
+                scratch, nlog = _log_snapshots(ledger, now, scratch, nlog, usage_now)
+                charge_end(ledger, job, now)
+            pos = run_pos[job]
+            nrun -= 1
+            moved = run_ids[nrun]
+            run_ids[pos] = moved
+            run_pos[moved] = pos
+            run_pos[job] = -1
+            finished = True
+        arrived = False
+        while next_job < n and run.submit[next_job] == now:
+            state[next_job] = _WAITING
+            wl[hi] = next_job
+            hi += 1
+            c = jobs.cpus[next_job]
+            per_size[c] += 1
+            smallest = min(smallest, c)
+            nwaiting += 1
+            next_job += 1
+            arrived = True
+        if nwaiting and (finished or arrived):
+            passes += 1
+            ended_since_planning |= finished
+            # --- the site's order of the waiting jobs -------------------------------
+            if order_kind == ORDER_FCFS:
+                order = wl[lo:hi]
+            else:
+                scratch, nlog = _log_snapshots(ledger, now, scratch, nlog, usage_now)
+                current_usage(ledger, now, usage_now)
+                live = wl[lo:hi]
+                usage = np.empty(live.shape[0])
+                for k in range(live.shape[0]):
+                    usage[k] = usage_now[ledger.job_account[live[k]]]
+                order = _sorted(order_kind, live, usage, run.priority)
+            # --- jobs at a limit already are set aside (the Context's within_limits)
+            min_cpus = smallest
+            filtered = False
+            if limits_any and not rules.reserve_limited:
+                kept = np.empty(order.shape[0], dtype=np.int64)
+                nkept = 0
+                min_cpus = top + 1
+                for k in range(order.shape[0]):
+                    job = order[k]
+                    limit = _held_by(job, jobs.cpus, jobs.queue, limits)
+                    if limit == 0:
+                        kept[nkept] = job
+                        nkept += 1
+                        min_cpus = min(min_cpus, jobs.cpus[job])
+                        continue
+                    free = 0
+                    row = jobs.mask_of[job]
+                    for p in range(pools):
+                        if jobs.masks[row, p]:
+                            free += nodes.pool_free_cpus[p]
+                    if jobs.cpus[job] <= free:
+                        out.held_times[limit - 1] += 1
+                        out.held_jobs[limit - 1, job] = True
+                order = kept[:nkept]
+                filtered = True
+            if order.shape[0] == 0:
+                continue
+            if not rules.backfill and total_free < jobs.cpus[order[0]]:
+                continue
+            if not rules.promises and total_free < min_cpus:
+                continue
+            # --- the pass -------------------------------------------------------------
+            m = order.shape[0]
+            run_now = run_ids[:nrun]
+            run_ends = np.empty(nrun)
+            for r in range(nrun):
+                run_ends[r] = max(est_end[run_now[r]], now + _GRACE)
+            pstate = ProfileState(
+                now,
+                nodes.pool_free_cpus,
+                nodes.pool_free_mem,
+                run_ends,
+                run_now,
+                alloc_start,
+                alloc_len,
+                scratch.alloc_pool,
+                scratch.alloc_cpus,
+                job_mem,
+                job_gpn,
+                capacity_cpus,
+                capacity_mem,
+                free_gpus,
+                gpu_caps,
+            )
+            need_steps = 2 + nrun + 4 * m
+            if prof.times.shape[0] < need_steps:
+                prof = new_profile(
+                    max(need_steps, 2 * prof.times.shape[0]), pools, free_gpus.shape[0]
+                )
+            fill(prof, pstate)
+            if rules.promises:
+                known = np.zeros((m, pools), dtype=np.int64)
+                starts_before = np.empty(m)
+                for k in range(m):
+                    job = order[k]
+                    starts_before[k] = promise[job]
+                    if promised_in[job] == plannings and plannings > 0:
+                        known[k] = last_plans[promised_row[job]]
+                promises = Promises(starts_before, known)
+            else:
+                promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
+            if decided.starts.shape[0] < m:
+                decided = new_pass_plan(max(m, 2 * decided.starts.shape[0]), pools)
+            plan = PassPlan(
+                decided.starts[:m],
+                decided.plans[:m],
+                decided.held[:m],
+                decided.booked[:m],
+                decided.room,
+            )
+            compress = ended_since_planning or not rules.promises
+            pass_rules = PassRules(
+                rules.depth, rules.backfill, rules.greedy, compress, rules.reserve_limited
+            )
+            seen = plan_into(
+                prof, pstate, jobs, limits, order, pass_rules, promises, plan, min_cpus
+            )
+            ended_since_planning = False
+            plannings += 1
+            if limits_any:
+                for k in range(seen):
+                    h = plan.held[k]
+                    if h:
+                        out.held_times[h - 1] += 1
+                        out.held_jobs[h - 1, order[k]] = True
+            if rules.promises:
+                last_plans = plan.plans.copy()
+                for k in range(m):
+                    job = order[k]
+                    promise[job] = plan.starts[k]
+                    if now < plan.starts[k] < NEVER:
+                        promised_in[job] = plannings
+                        promised_row[job] = k
+            if record:
+                for k in range(seen):
+                    when = plan.starts[k]
+                    job = order[k]
+                    if now < when < NEVER and out.first_reservation[job] == np.inf:
+                        out.first_reservation[job] = when
+            # --- start the jobs planned to start now, in order ---------------------------
+            started = 0
+            deepest = 0
+            for k in range(seen):
+                if plan.starts[k] != now:
+                    continue
+                job = order[k]
+                request = Request(
+                    jobs.cpus[job],
+                    job_mem[job],
+                    jobs.ppn[job],
+                    job_gpn[job],
+                    jobs.masks[jobs.mask_of[job]],
+                    True,
+                    plan.plans[k],
+                )
+                outcome = _place(nodes, request, placement)
+                if outcome < 0:
+                    return FAILED_PLACEMENT, passes, scratch, nlog
+                used_nodes, used_pools = outcome // (pools + 1), outcome % (pools + 1)
+                total_free -= jobs.cpus[job]
+                # where it runs, for its release and the profile
+                alloc_pool = _grown(scratch.alloc_pool, alloc_used + used_pools)
+                alloc_cpus = _grown(scratch.alloc_cpus, alloc_used + used_pools)
+                node_list = _grown(scratch.nodes, node_used + used_nodes)
+                node_counts = _grown(scratch.counts, node_used + used_nodes)
+                scratch = Scratch(
+                    alloc_pool,
+                    alloc_cpus,
+                    node_list,
+                    node_counts,
+                    scratch.log_times,
+                    scratch.log_usage,
+                )
+                alloc_start[job], alloc_len[job] = alloc_used, used_pools
+                for e in range(used_pools):
+                    alloc_pool[alloc_used + e] = placement.pools[e]
+                    alloc_cpus[alloc_used + e] = placement.pool_cpus[e]
+                alloc_used += used_pools
+                node_start[job], node_len[job] = node_used, used_nodes
+                for e in range(used_nodes):
+                    node_list[node_used + e] = placement.nodes[e]
+                    node_counts[node_used + e] = placement.counts[e]
+                node_used += used_nodes
+                if limits_any:
+                    _count(limits, jobs, job, 1)
+                if order_kind != ORDER_FCFS:
+                    scratch, nlog = _log_snapshots(ledger, now, scratch, nlog, usage_now)
+                    rate = charge_rate(
+                        ledger,
+                        jobs.cpus[job],
+                        node_list[node_start[job] : node_used],
+                        node_counts[node_start[job] : node_used],
+                        job_mem[job],
+                        job_gpn[job],
+                    )
+                    charge_start(ledger, job, rate, now)
+                state[job] = _RUNNING
+                out.start[job] = now
+                est_end[job] = now + jobs.estimate[job]
+                nwaiting -= 1
+                run_ids[nrun] = job
+                run_pos[job] = nrun
+                nrun += 1
+                seq += 1
+                nheap = _heap_push(h_time, h_seq, h_job, nheap, now + run.work[job], seq, job)
+                c = jobs.cpus[job]
+                per_size[c] -= 1
+                started += 1
+                deepest = k
+            for k in range(seen):
+                plan.starts[k] = NEVER
+                plan.held[k] = 0
+                plan.booked[k] = False
+                for p in range(pools):
+                    plan.plans[k, p] = 0
+            if started:
+                # drop the started jobs from the waiting list, keeping submit order: in
+                # FCFS order they all lie within the first deepest + 1 places
+                upto = lo + deepest + 1 if order_kind == ORDER_FCFS and not filtered else hi
+                write = upto - 1
+                for r in range(upto - 1, lo - 1, -1):
+                    if state[wl[r]] == _WAITING:
+                        wl[write] = wl[r]
+                        write -= 1
+                lo = write + 1
+                while smallest <= top and per_size[smallest] == 0:
+                    smallest += 1
+        if report_every and next_job - reported >= report_every:
+            reported = next_job
+            with numba.objmode():
+                _report_progress(next_job, n)
+    return 0, passes, scratch, nlog
+
+
+def empty_scratch(n: int, accounts: int) -> Scratch:
+    """Buffers for a run of ``n`` jobs (they grow as needed)."""
+    size = max(n, 16)
+    return Scratch(
+        np.zeros(size, dtype=np.int64),
+        np.zeros(size, dtype=np.int64),
+        np.zeros(size, dtype=np.int64),
+        np.zeros(size, dtype=np.int64),
+        np.zeros(16),
+        np.zeros((16, accounts)),
+    )
+
+
+def _ledger_of(ordering: WaitingOrder, n: int) -> tuple[LedgerState, int, np.ndarray]:
+    """The ordering's fairshare ledger, which order it is, and every job's queue priority
+    (an empty ledger and zeros for FCFS)."""
+    if isinstance(ordering, FairshareOrder):
+        kind = ORDER_PRIORITY if isinstance(ordering, QueuePriorityOrder) else ORDER_FAIRSHARE
+        priority = getattr(ordering, "job_priority", np.zeros(n))
+        return ordering.ledger.state, kind, np.array(priority, dtype=np.float64)
+    one, per_job = np.zeros(1), np.zeros(max(n, 1))
+    empty = LedgerState(
+        one,
+        np.ones(1),
+        one.copy(),
+        one.copy(),
+        np.zeros(max(n, 1), dtype=np.int64),
+        per_job,
+        per_job.copy(),
+        one.copy(),
+        one.copy(),
+        one.copy(),
+        np.array([0.0, np.inf]),
+        np.array([1.0, 1.0, 0.0, np.inf, 0.0, 0.0]),
+    )
+    return empty, ORDER_FCFS, np.zeros(n)
+
+
+def replay(
+    state: RunState,
+    ordering: WaitingOrder,
+    rules: BatchRules,
+    *,
+    record: dict[int, float] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Run every job of ``state`` (fresh, nothing submitted yet) under ``rules`` in one
+    compiled call, filling its start and end times, its limit counts and the ordering's
+    ledger as the Python engine would; with ``record``, the first reservation of every job
+    that got one (by job number). Returns the number of scheduling passes."""
+    n = state.n
+    cluster = state.cluster
+    ledger, kind, priority = _ledger_of(ordering, n)
+    f64 = np.float64
+    # writable copies: numba compiles read-only arrays (pandas hands some out) apart
+    run = RunJobs(np.array(state.submit, dtype=f64), np.array(state.work, dtype=f64), priority)
+    jobs = JobArrays(
+        state.cpus, state.queue, state.estimate, state.ppn, cluster.masks, state.mask_of
+    )
+    limits = state.limits
+    first_reservation = np.full(n, np.inf)
+    out = RunOut(
+        state.start_time, state.end_time, first_reservation, limits.held_times, limits.held_jobs
+    )
+    caps = (cluster.pool_capacity_cpus, cluster.pool_capacity_mem, cluster.pool_capacity_gpus)
+    _PROGRESS[0] = progress
+    try:
+        status, passes, scratch, nlog = run_batch(
+            run,
+            jobs,
+            state.mem_per_cpu,
+            state.gpn,
+            cluster.node_state,
+            caps,
+            bool(cluster.gpus_modelled),
+            limits.state(),
+            bool(limits.any),
+            ledger,
+            kind,
+            BatchRules(int(rules.depth), *(bool(v) for v in rules[1:])),
+            record is not None,
+            out,
+            empty_scratch(n, ledger.usage.shape[0]),
+            max(1, n // 200) if progress is not None else 0,
+        )
+    finally:
+        _PROGRESS[0] = None
+    if status == FAILED_PLACEMENT:
+        raise PolicyViolation("the compiled run could not place a job its pass planned")
+    done = ~np.isnan(state.end_time)
+    state.job_state[done] = 3
+    if isinstance(ordering, FairshareOrder):
+        ordering_ledger = ordering.ledger
+        ordering_ledger.log_times.extend(scratch.log_times[:nlog].tolist())
+        ordering_ledger.log_usage.extend(list(scratch.log_usage[:nlog].copy()))
+    if record is not None:
+        for job in np.flatnonzero(first_reservation < np.inf).tolist():
+            record.setdefault(job, float(first_reservation[job]))
+    if progress is not None:
+        progress(n, n)
+    return int(passes)
+
+
+def warm_up() -> float:
+    """Compile the run (or load it from numba's cache) on a one-job input, so that a run's
+    time is not charged the compilation; returns the seconds it took."""
+    started = time.perf_counter()
+    site = Site.model_validate(
+        {"name": "warm-up", "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 1}]}
+    )
+    cluster = ClusterState(site, [site.queues[0].name])
+    one_f, one_i, zero_i = np.ones(1), np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    ledger, kind, priority = _ledger_of(FCFSOrder(), 1)
+    limits = no_limits(zero_i, 1)
+    run_batch(
+        RunJobs(np.zeros(1), one_f.copy(), priority),
+        JobArrays(one_i, zero_i, one_f, zero_i.copy(), cluster.masks, zero_i.copy()),
+        zero_i.copy(),
+        zero_i.copy(),
+        cluster.node_state,
+        (cluster.pool_capacity_cpus, cluster.pool_capacity_mem, cluster.pool_capacity_gpus),
+        False,
+        limits,
+        False,
+        ledger,
+        kind,
+        BatchRules(1, True, False, False, False),
+        True,
+        RunOut(
+            np.full(1, np.nan),
+            np.full(1, np.nan),
+            np.full(1, np.inf),
+            np.zeros(3, dtype=np.int64),
+            np.zeros((3, 1), dtype=np.bool_),
+        ),
+        empty_scratch(1, 1),
+        0,
+    )
+    return time.perf_counter() - started

@@ -1,0 +1,226 @@
+"""The compiled run of the built-in batch policies (:mod:`queuesim.core.batch_run`) gives
+exactly what the pass-by-pass engine gives through each policy's ``schedule``.
+
+The pass-by-pass path is the one the invariant and golden tests check (they record
+allocations, which only it does); these tests carry those guarantees over to the compiled
+path by demanding the same result to the last bit: starts, ends, passes, the queue-limit
+counters, the fairshare usage log and the first reservation of every job, on generated
+sites with several queues, limits, memory, GPUs, node properties, fairshare orderings
+and decay kinds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from builders import J, make_workload
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+
+from queuesim.core.engine import Simulation
+from queuesim.core.workload import load_workload
+from queuesim.policies.registry import make_policy
+from queuesim.site.loading import load_site
+from queuesim.site.model import Site
+from queuesim.studies.bench import REFERENCE_STARTS, start_digest
+
+POLICIES: list[tuple[str, dict[str, Any]]] = [
+    ("fcfs", {}),
+    ("easy", {"record_reservations": True}),
+    ("conservative", {"record_reservations": True}),
+    ("scan", {"anti_starvation": "greedy", "reserved_jobs": 2}),
+    ("scan", {"anti_starvation": "optimized", "reserve_when_limited": False}),
+    ("scan", {"reserved_jobs": 0}),
+]
+
+
+@st.composite
+def sites(draw: st.DrawFn) -> Site:
+    """Two or three clusters (memory per node, GPUs, a property), two queues by walltime
+    with limits and priorities, one of the three orderings, fairshare of either charge and
+    decay kind."""
+    memory = draw(st.booleans())
+    clusters = []
+    for k in range(draw(st.integers(2, 3))):
+        doc: dict[str, Any] = {
+            "name": f"c{k}",
+            "nodes": draw(st.integers(1, 4)),
+            "cpus_per_node": draw(st.integers(2, 8)),
+        }
+        if memory:
+            doc["memory_per_node"] = draw(st.integers(8, 64)) * 1024 * 1024
+        if k == 0:
+            doc["properties"] = ["fast"]
+        if draw(st.booleans()) and memory:
+            doc["gpus_per_node"] = draw(st.integers(1, 4))
+        clusters.append(doc)
+
+    def limit(low: int, high: int) -> int | None:
+        return draw(st.none() | st.integers(low, high))
+
+    queues = []
+    for name, longest, priority in (("short", "10m", 5), ("long", None, 1)):
+        queue: dict[str, Any] = {"name": name, "priority": draw(st.sampled_from([0, priority]))}
+        if longest:
+            queue["max_walltime"] = longest
+        for key, low, high in (("max_running_per_user", 1, 3), ("max_cpus_per_user", 2, 12)):
+            value = limit(low, high)
+            if value is not None:
+                queue[key] = value
+        if draw(st.booleans()):
+            queue["cpu_pool"] = "75%"
+        if name == "long" and draw(st.booleans()):
+            queue["clusters"] = ["c0", "c1"]
+        queues.append(queue)
+    fairshare: dict[str, Any] = {
+        "charge": draw(st.sampled_from(["cpu", "multi-resource"])),
+        "usage_log": "30m",
+    }
+    if draw(st.booleans()):
+        fairshare.update(decay_factor=0.5, decay_interval="20m")
+    else:
+        fairshare["half_life"] = draw(st.sampled_from(["10m", "1d"]))
+    if draw(st.booleans()):
+        fairshare["charge_gpus"] = True
+    if draw(st.booleans()):
+        fairshare["shares"] = {1: 2.0, 3: 0.5}
+    try:
+        return Site.model_validate(
+            {
+                "name": "generated",
+                "clusters": clusters,
+                "queues": queues,
+                "memory": "per-cpu" if memory else "ignore",
+                "ordering": draw(st.sampled_from(["fcfs", "fairshare", "queue-priority"])),
+                "fairshare": fairshare,
+                "kill_at_walltime": draw(st.booleans()),
+                "estimate": draw(st.sampled_from(["requested", "exact"])),
+            }
+        )
+    except ValueError:  # a limit larger than its queue's clusters: the site refuses it
+        reject()
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> tuple[Site, list[J]]:
+    site = draw(sites())
+    gpus = bool(site.node_gpus().any())
+    smallest_mem_kib = int(site.node_memory().min() // 1024) if site.memory.value != "ignore" else 0
+    jobs, t = [], 0
+    for i in range(draw(st.integers(1, 60))):
+        t += draw(st.just(0) | st.integers(0, 400))
+        runtime = draw(st.integers(1, 1200))
+        ppn = draw(st.integers(1, 2))
+        nodes = draw(st.integers(1, 2))
+        shaped = draw(st.booleans())
+        jobs.append(
+            J(
+                id=i + 1,
+                submit=t,
+                runtime=runtime,
+                cpus=ppn * nodes if shaped else draw(st.integers(1, 10)),
+                nodes=nodes if shaped else 0,
+                requested=draw(st.integers(1, 2400)),
+                user=draw(st.integers(1, 4)),
+                mem=draw(st.none() | st.integers(1, max(1, smallest_mem_kib // 4)))
+                if smallest_mem_kib
+                else None,
+                properties=draw(st.sampled_from(["", "", "fast", "^fast"])),
+                gpus=nodes * draw(st.integers(1, 2))
+                if gpus and shaped and draw(st.booleans())
+                else 0,
+            )
+        )
+    return site, jobs
+
+
+def _both(site: Site, workload: Any, policy: str, params: dict[str, Any]) -> tuple[Any, ...]:
+    """The run pass by pass and compiled, with each one's policy."""
+    runs = []
+    for compiled in (False, True):
+        pol = make_policy(policy, params)
+        sim = Simulation(site, workload, pol, params=params, compiled=compiled)
+        assert (sim.batch_rules is not None) == compiled
+        runs.append((sim.run(), pol))
+    return tuple(runs)
+
+
+def assert_same_run(site: Site, workload: Any, policy: str, params: dict[str, Any]) -> None:
+    (slow, slow_policy), (fast, fast_policy) = _both(site, workload, policy, params)
+    pd.testing.assert_frame_equal(slow.jobs, fast.jobs, check_exact=True)
+    assert slow.passes == fast.passes
+    assert slow.counters == fast.counters
+    if slow.fairshare_usage is None:
+        assert fast.fairshare_usage is None
+    else:
+        pd.testing.assert_frame_equal(slow.fairshare_usage, fast.fairshare_usage, check_exact=True)
+    if params.get("record_reservations"):
+        assert slow_policy.reservations == fast_policy.reservations
+
+
+@pytest.mark.parametrize(("policy", "params"), POLICIES, ids=lambda p: str(p))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=scenarios())
+def test_compiled_run_equals_the_pass_by_pass_run(
+    policy: str, params: dict[str, Any], scenario: tuple[Site, list[J]]
+) -> None:
+    site, jobs = scenario
+    from builders import make_trace
+
+    from queuesim.common.errors import WorkloadError
+    from queuesim.core.workload import CleaningOptions, prepare
+
+    try:
+        workload = prepare(make_trace(jobs), site, CleaningOptions(reject_unrunnable=True))
+    except WorkloadError:
+        return  # every job rejected: nothing to compare
+    assert_same_run(site, workload, policy, params)
+
+
+def test_a_deep_queue_is_scanned_only_as_far_as_jobs_can_start() -> None:
+    """2,000 one-CPU jobs submitted at once on a 4-CPU site: the compiled EASY run ends
+    with every job run in submit order, as the pass-by-pass run does."""
+    site = Site.model_validate(
+        {"name": "deep", "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 4}]}
+    )
+    jobs = [J(id=i + 1, submit=0, runtime=10 + i % 7, cpus=1 + i % 3) for i in range(2000)]
+    assert_same_run(site, make_workload(jobs, site), "easy", {})
+
+
+def test_kth_sample_runs_compiled_for_the_built_in_batch_policies() -> None:
+    """The README's sample: each built-in batch policy runs compiled and equals its
+    pass-by-pass run."""
+    site = load_site("site-configs/kth-sp2.yaml")
+    for policy in ("fcfs", "easy", "conservative", "scan"):
+        ran = site.with_scheduler(policy)
+        assert_same_run(ran, load_workload("workloads/kth-sp2-sample.swf", ran), policy, {})
+
+
+def test_a_python_policy_and_recorded_allocations_run_pass_by_pass() -> None:
+    """Only a policy that declares batch rules runs compiled, and only without allocation
+    recording (which the compiled run does not keep)."""
+    site = load_site("site-configs/kth-sp2.yaml")
+    workload = load_workload("workloads/kth-sp2-sample.swf", site)
+    assert Simulation(site, workload, make_policy("easy", {})).batch_rules is not None
+    recorded = Simulation(site, workload, make_policy("easy", {}), record_allocations=True)
+    assert recorded.batch_rules is None
+    assert Simulation(site, workload, make_policy("dpsa", {})).batch_rules is None
+    assert np.isfinite(recorded.run().jobs["start"]).all()
+
+
+KTH_SP2 = Path(__file__).parent / "data" / "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
+def test_full_kth_sp2_starts_equal_the_previous_implementation(policy: str) -> None:
+    """On the whole KTH-SP2 trace (28,476 jobs, shipped in tests/data), every start time
+    is, to the last bit, what the pass-by-pass implementation gave before the compiled run
+    (the digests the benchmark checks on the bigger traces too)."""
+    site = load_site("site-configs/kth-sp2.yaml").with_scheduler(policy)
+    result = Simulation(site, load_workload(KTH_SP2, site), make_policy(policy, {})).run()
+    digest = start_digest(result.jobs["start"].to_numpy())
+    assert digest == REFERENCE_STARTS[(KTH_SP2.name, "kth-sp2.yaml", policy)]
