@@ -50,8 +50,9 @@ def add_parser(sub: Any) -> None:
     slurm.add_argument("--qos", metavar="FILE", help="a 'sacctmgr show qos -P' dump")
     _outputs(slurm)
     slurm.set_defaults(handler=cmd_import_slurm)
-    pbs = systems.add_parser("pbs", help="a PBS Pro / OpenPBS / Torque configuration",
-                             description=PBS)
+    pbs = systems.add_parser(
+        "pbs", help="a PBS Pro / OpenPBS / Torque configuration", description=PBS
+    )
     pbs.add_argument("dir", metavar="DIR", nargs="?", help="a PBS_HOME-like folder")
     pbs.add_argument("--qmgr", metavar="FILE", help='qmgr -c "print server" output')
     pbs.add_argument("--nodes", metavar="FILE", help="pbsnodes -av output")
@@ -62,12 +63,16 @@ def add_parser(sub: Any) -> None:
 
 
 def _outputs(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", metavar="FILE",
-                        help="write the site file here (default: print it)")
+    parser.add_argument(
+        "--out", metavar="FILE", help="write the site file here (default: print it)"
+    )
     parser.add_argument("--report", metavar="FILE", help="write the import report as text")
     parser.add_argument("--json", metavar="FILE", help="write the import report as JSON")
-    parser.add_argument("--quiet", action="store_true",
-                        help="print no report in the terminal (the site file keeps it)")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print no report in the terminal (the site file keeps it)",
+    )
 
 
 def _command(args: argparse.Namespace, words: list[str]) -> str:
@@ -118,8 +123,9 @@ def _check_outputs(args: argparse.Namespace) -> None:
             check_out_file(f"--{option}", Path(getattr(args, option)))
 
 
-def _finish(args: argparse.Namespace, console: Console, draft: Any, report: ImportReport,
-            command: str) -> int:
+def _finish(
+    args: argparse.Namespace, console: Console, draft: Any, report: ImportReport, command: str
+) -> int:
     import json
 
     from queuesim.common.atomic import atomic_write_text

@@ -52,9 +52,7 @@ class Qmgr:
     node_where: dict[str, Where] = field(default_factory=dict)
 
 
-_SET = re.compile(
-    r"(?i)^set\s+(server|queue|node|resource)\s*(\S*)\s+([\w.]+)\s*(\+?=)\s*(.*)$"
-)
+_SET = re.compile(r"(?i)^set\s+(server|queue|node|resource)\s*(\S*)\s+([\w.]+)\s*(\+?=)\s*(.*)$")
 _CREATE = re.compile(r"(?i)^create\s+(queue|node|resource)\s+(\S+)(?:\s+(.*))?$")
 
 
@@ -118,13 +116,18 @@ def read_qmgr(path: Path, report: ImportReport) -> Qmgr:
         if re.match(r"(?i)^(create|set|import|export)\s+(hook|pbshook)\b", text):
             report.skip("hook", text, where, "hooks run site code; not modelled")
             continue
-        report.unknown(where, text, "expected 'create queue|node|resource NAME' or "
-                       "'set server|queue|node|resource ... attr = value'")
+        report.unknown(
+            where,
+            text,
+            "expected 'create queue|node|resource NAME' or "
+            "'set server|queue|node|resource ... attr = value'",
+        )
     return out
 
 
-def read_pbsnodes(path: Path, report: ImportReport) -> tuple[dict[str, dict[str, Attr]],
-                                                            dict[str, Where]]:
+def read_pbsnodes(
+    path: Path, report: ImportReport
+) -> tuple[dict[str, dict[str, Attr]], dict[str, Where]]:
     """The nodes of ``pbsnodes -av`` output: node -> attr -> value, and each node's line."""
     report.files.append(str(path))
     nodes: dict[str, dict[str, Attr]] = {}
@@ -146,8 +149,7 @@ def read_pbsnodes(path: Path, report: ImportReport) -> tuple[dict[str, dict[str,
             continue
         match = re.fullmatch(r"\s+([\w.\-]+)\s*=\s*(.*)", raw)
         if current is None or not match:
-            report.unknown(where, raw, "expected an indented 'attr = value' line after a "
-                           "node name")
+            report.unknown(where, raw, "expected an indented 'attr = value' line after a node name")
             continue
         nodes[current][match.group(1)] = Attr(match.group(1), match.group(2).strip(), where)
     return nodes, where_of
@@ -217,8 +219,7 @@ def pbs_size(value: str, where: Where, key: str) -> int:
     ``w`` is a word of 8 bytes, ``b`` a byte, units powers of 1024."""
     m = re.fullmatch(r"(\d+)\s*([kmgtp]?)([bw]?)", value.strip().lower())
     if not m:
-        raise ConfigError(f"{where}: {key} = {value}: expected a size such as 64gb or "
-                          "196608000kb")
+        raise ConfigError(f"{where}: {key} = {value}: expected a size such as 64gb or 196608000kb")
     return int(m.group(1)) * _SIZE_UNITS[m.group(2)] * (8 if m.group(3) == "w" else 1)
 
 

@@ -126,23 +126,35 @@ def _node_spec(name: str, attrs: dict[str, Attr], where: Where) -> NodeSpec:
 
     ncpus = get("resources_available.ncpus", "np", "pcpus")
     if ncpus is None or not ncpus.value.isdigit() or int(ncpus.value) < 1:
-        raise ConfigError(f"{where}: node {name}: expected resources_available.ncpus (or np) "
-                          "= a whole number of CPUs above 0")
+        raise ConfigError(
+            f"{where}: node {name}: expected resources_available.ncpus (or np) "
+            "= a whole number of CPUs above 0"
+        )
     mem = get("resources_available.mem")
     memory = pbs_size(mem.value, mem.where, mem.name) if mem else None
     if mem is None and "status" in attrs:  # Torque: physmem=...kb inside status
         m = re.search(r"(?:^|,)physmem=(\w+)", attrs["status"].value)
         memory = pbs_size(m.group(1), attrs["status"].where, "physmem") if m else None
     gpus = get("resources_available.ngpus", "gpus")
-    props = [k.split(".", 1)[1] for k, a in attrs.items() if k.startswith(
-        "resources_available.") and a.value.lower() in ("true", "t") and not _DYNAMIC.match(k)]
+    props = [
+        k.split(".", 1)[1]
+        for k, a in attrs.items()
+        if k.startswith("resources_available.")
+        and a.value.lower() in ("true", "t")
+        and not _DYNAMIC.match(k)
+    ]
     if "properties" in attrs:
         props += [p.strip() for p in attrs["properties"].value.split(",") if p.strip()]
     queue = attrs.get("queue")
-    return NodeSpec(name, int(ncpus.value), memory or None,
-                    int(gpus.value) if gpus and gpus.value.isdigit() else 0,
-                    tuple(sorted(set(props))),
-                    frozenset({queue.value}) if queue else None, where)
+    return NodeSpec(
+        name,
+        int(ncpus.value),
+        memory or None,
+        int(gpus.value) if gpus and gpus.value.isdigit() else 0,
+        tuple(sorted(set(props))),
+        frozenset({queue.value}) if queue else None,
+        where,
+    )
 
 
 def _report_nodes(nodes: dict[str, dict[str, Attr]], report: ImportReport) -> None:
@@ -159,22 +171,47 @@ def _report_nodes(nodes: dict[str, dict[str, Attr]], report: ImportReport) -> No
         elif key == "sharing" and value == "default_shared":
             report.map(key, value + n, where, "(as in queuesim)", "jobs share nodes by CPU")
         elif key == "sharing":
-            report.skip(key, value + n, where, "exclusive or ignored node sharing; queuesim "
-                        "shares nodes by CPU unless a job asks for whole nodes")
+            report.skip(
+                key,
+                value + n,
+                where,
+                "exclusive or ignored node sharing; queuesim "
+                "shares nodes by CPU unless a job asks for whole nodes",
+            )
         elif custom and value.lower() in ("true", "t"):
-            report.map(key, value + n, where, "clusters[].properties",
-                       f"boolean resource: property {key.split('.', 1)[1]}")
+            report.map(
+                key,
+                value + n,
+                where,
+                "clusters[].properties",
+                f"boolean resource: property {key.split('.', 1)[1]}",
+            )
         elif custom and value.lower() in ("false", "f"):
             report.map(key, value + n, where, "clusters[].properties", "absent property")
         elif custom:
-            report.skip(key, value + n, where, "a custom resource with a value; only boolean "
-                        "resources set True become node properties")
+            report.skip(
+                key,
+                value + n,
+                where,
+                "a custom resource with a value; only boolean "
+                "resources set True become node properties",
+            )
         elif key == "status" and "physmem=" in value:
-            report.map(key, "physmem=...", where, "clusters[].memory_per_node",
-                       "Torque's physmem (the rest of status is the moment's state)")
+            report.map(
+                key,
+                "physmem=...",
+                where,
+                "clusters[].memory_per_node",
+                "Torque's physmem (the rest of status is the moment's state)",
+            )
         elif _DYNAMIC.match(key):
-            report.skip(key, value + n, where, "the node's state or identity at the time of "
-                        "the dump; every node is up and alike within its group in queuesim")
+            report.skip(
+                key,
+                value + n,
+                where,
+                "the node's state or identity at the time of "
+                "the dump; every node is up and alike within its group in queuesim",
+            )
         else:
             report.skip(key, value + n, where, "a node attribute the site model has no key for")
 
@@ -212,20 +249,28 @@ def _limit(q: DraftQueue, key: str, value: str) -> str | None:
 
 
 _QUEUE_REASONS = (
-    ("resources_max.", "a per-job size limit; queuesim has none (jobs larger than the "
-     "queue's nodes are rejected)"),
-    ("resources_min.", "a per-job minimum; walltime routing sends a job to the smallest "
-     "limit that holds it"),
+    (
+        "resources_max.",
+        "a per-job size limit; queuesim has none (jobs larger than the queue's nodes are rejected)",
+    ),
+    (
+        "resources_min.",
+        "a per-job minimum; walltime routing sends a job to the smallest limit that holds it",
+    ),
     ("resources_default.", "a default request other than walltime"),
     ("max_queued", "a limit on queued jobs; queuesim queues every job"),
-    ("max_run", "a limit form other than [u:PBS_GENERIC=N] (per queue user) or "
-     "[o:PBS_ALL=N] (the queue's CPUs)"),
+    (
+        "max_run",
+        "a limit form other than [u:PBS_GENERIC=N] (per queue user) or "
+        "[o:PBS_ALL=N] (the queue's CPUs)",
+    ),
     ("acl_", "who may submit; queuesim has no access control"),
 )
 
 
-def _queue(name: str, attrs: dict[str, Attr], where: list[Where],
-           report: ImportReport) -> DraftQueue:
+def _queue(
+    name: str, attrs: dict[str, Attr], where: list[Where], report: ImportReport
+) -> DraftQueue:
     q = DraftQueue(name, list(where))
     for key, a in attrs.items():
         label = f"queue {name} {key}"
@@ -246,14 +291,22 @@ def _queue(name: str, attrs: dict[str, Attr], where: list[Where],
         elif key in ("enabled", "started") and a.value.lower() in _TRUE:
             report.map(label, a.value, a.where, "(as in queuesim)", "the queue runs jobs")
         else:
-            reason = next((r for p, r in _QUEUE_REASONS if key.startswith(p)),
-                          "a queue attribute the site model has no key for")
+            reason = next(
+                (r for p, r in _QUEUE_REASONS if key.startswith(p)),
+                "a queue attribute the site model has no key for",
+            )
             report.skip(label, a.value, a.where, reason)
     return q
 
 
-_SERVER_FOR_QUEUES = ("max_run", "max_user_run", "max_run_res.ncpus", "max_user_res.ncpus",
-                      "resources_max.walltime", "resources_default.walltime")
+_SERVER_FOR_QUEUES = (
+    "max_run",
+    "max_user_run",
+    "max_run_res.ncpus",
+    "max_user_res.ncpus",
+    "resources_max.walltime",
+    "resources_default.walltime",
+)
 
 
 def _server(qmgr: Qmgr, queues: list[DraftQueue], report: ImportReport) -> None:
@@ -277,18 +330,28 @@ def _server(qmgr: Qmgr, queues: list[DraftQueue], report: ImportReport) -> None:
                         setattr(q, target, getattr(probe, target))
                         changed.append(q.name)
             if changed:
-                report.map(label, a.value, a.where, f"queues[{','.join(changed)}]",
-                           "server-wide; approximately for user limits: PBS counts a user's "
-                           "jobs over the server, queuesim per queue")
+                report.map(
+                    label,
+                    a.value,
+                    a.where,
+                    f"queues[{','.join(changed)}]",
+                    "server-wide; approximately for user limits: PBS counts a user's "
+                    "jobs over the server, queuesim per queue",
+                )
                 continue
         if key in ("scheduling",) and a.value.lower() in _TRUE:
             report.map(label, a.value, a.where, "(as in queuesim)", "the scheduler runs")
         elif key in ("default_queue", "backfill_depth"):
             continue  # mapped where used
         else:
-            report.skip(label, a.value, a.where, "a server attribute the site model has no "
-                        "key for" if key not in _SERVER_FOR_QUEUES else
-                        "every queue sets its own, or a limit form not modelled")
+            report.skip(
+                label,
+                a.value,
+                a.where,
+                "a server attribute the site model has no key for"
+                if key not in _SERVER_FOR_QUEUES
+                else "every queue sets its own, or a limit form not modelled",
+            )
 
 
 def _routing(qmgr: Qmgr, report: ImportReport) -> list[str]:
@@ -299,15 +362,25 @@ def _routing(qmgr: Qmgr, report: ImportReport) -> list[str]:
     attrs = qmgr.queues.get(default.value, {})
     kind = attrs.get("queue_type")
     if kind is not None and kind.value.lower().startswith("r"):
-        dests = [d.split("@")[0].strip() for d in attrs.get(
-            "route_destinations", Attr("", "", default.where)).value.split(",") if d.strip()]
-        report.map("server default_queue", default.value, default.where,
-                   f"routing: walltime among {', '.join(dests)}",
-                   "a routing queue: jobs go to the destination whose walltime range holds "
-                   "them")
+        dests = [
+            d.split("@")[0].strip()
+            for d in attrs.get("route_destinations", Attr("", "", default.where)).value.split(",")
+            if d.strip()
+        ]
+        report.map(
+            "server default_queue",
+            default.value,
+            default.where,
+            f"routing: walltime among {', '.join(dests)}",
+            "a routing queue: jobs go to the destination whose walltime range holds them",
+        )
         return dests
-    report.map("server default_queue", default.value, default.where,
-               "the queue preferred for walltime routing")
+    report.map(
+        "server default_queue",
+        default.value,
+        default.where,
+        "the queue preferred for walltime routing",
+    )
     return [default.value]
 
 
@@ -330,39 +403,55 @@ def import_pbs(files: PbsFiles) -> PbsImport:
             nodes[name] = {**nodes.get(name, {}), **attrs}
             where_of.setdefault(name, more_where[name])
     if not nodes:
-        raise ConfigError("no nodes: give --nodes FILE (pbsnodes -av output) or qmgr output "
-                          "with 'print node' lines")
+        raise ConfigError(
+            "no nodes: give --nodes FILE (pbsnodes -av output) or qmgr output "
+            "with 'print node' lines"
+        )
     _report_nodes(nodes, report)
     specs = [_node_spec(n, attrs, where_of[n]) for n, attrs in nodes.items()]
     draft = DraftSite("pbs", "PBS", group_nodes(specs))
     for name, resource in qmgr.resources.items():
         for a in resource.values():
-            report.map(f"resource {name} {a.name}", a.value, a.where, "(resource definition)",
-                       "boolean host resources set True on nodes become node properties")
-    draft.queues = [_queue(n, qmgr.queues[n], qmgr.queue_where[n], report)
-                    for n in _execution(qmgr)]
+            report.map(
+                f"resource {name} {a.name}",
+                a.value,
+                a.where,
+                "(resource definition)",
+                "boolean host resources set True on nodes become node properties",
+            )
+    draft.queues = [
+        _queue(n, qmgr.queues[n], qmgr.queue_where[n], report) for n in _execution(qmgr)
+    ]
     for name in set(qmgr.queues) - set(_execution(qmgr)):
         for key, a in qmgr.queues[name].items():
             if key not in ("queue_type", "route_destinations"):
-                report.skip(f"queue {name} {key}", a.value, a.where,
-                            "an attribute of a routing queue")
+                report.skip(
+                    f"queue {name} {key}", a.value, a.where, "an attribute of a routing queue"
+                )
             else:
                 report.map(f"queue {name} {key}", a.value, a.where, "routing: walltime")
     if not draft.queues:
         draft.queues = [DraftQueue("workq", [])]
-        report.skip("queues", "none", [], "no execution queue in the qmgr output: one queue "
-                    "'workq' without limits is assumed")
+        report.skip(
+            "queues",
+            "none",
+            [],
+            "no execution queue in the qmgr output: one queue 'workq' without limits is assumed",
+        )
     for q in assign_clusters(draft):
-        report.skip(f"queue {q.name}", "no nodes", q.where,
-                    "all nodes are bound to other queues; left out")
+        report.skip(
+            f"queue {q.name}", "no nodes", q.where, "all nodes are bound to other queues; left out"
+        )
     _server(qmgr, draft.queues, report)
     preferred = _routing(qmgr, report)
     if preferred and len(preferred) < len(draft.queues):
         for q in draft.queues:
             if q.name not in preferred:
                 q.route_by_walltime = False
-                q.notes.append("route_by_walltime: false - not a destination of the default "
-                               "queue\n(reached with routing: trace)")
+                q.notes.append(
+                    "route_by_walltime: false - not a destination of the default "
+                    "queue\n(reached with routing: trace)"
+                )
     sched = read_sched_config(files.sched_config, report) if files.sched_config else []
     groups = read_resource_group(files.resource_group, report) if files.resource_group else []
     apply_sched(draft, sched, groups, qmgr.server.get("backfill_depth"), report)

@@ -61,13 +61,20 @@ def _options(options: Sequence[SchedOption], report: ImportReport) -> dict[str, 
         before = chosen.get(o.key)
         if before is None or o.prime in ("all", "prime") or before.prime == "non_prime":
             if before is not None and before.value.lower() != o.value.lower():
-                report.skip(o.key, f"{before.value} ({before.prime})", before.where,
-                            f"replaced by the {o.prime} value {o.value}")
+                report.skip(
+                    o.key,
+                    f"{before.value} ({before.prime})",
+                    before.where,
+                    f"replaced by the {o.prime} value {o.value}",
+                )
             chosen[o.key] = o
         elif before.value.lower() != o.value.lower():
-            report.skip(o.key, f"{o.value} ({o.prime})", o.where,
-                        f"prime time is not modelled; the {before.prime} value "
-                        f"{before.value} is used")
+            report.skip(
+                o.key,
+                f"{o.value} ({o.prime})",
+                o.where,
+                f"prime time is not modelled; the {before.prime} value {before.value} is used",
+            )
     return chosen
 
 
@@ -76,8 +83,9 @@ def _flag(chosen: dict[str, SchedOption], key: str, default: bool) -> bool:
     return default if o is None else o.value.lower() in _TRUE
 
 
-def _used(chosen: dict[str, SchedOption], key: str, to: str, report: ImportReport,
-          note: str = "") -> list[Where]:
+def _used(
+    chosen: dict[str, SchedOption], key: str, to: str, report: ImportReport, note: str = ""
+) -> list[Where]:
     o = chosen.pop(key, None)
     if o is None:
         return []
@@ -85,16 +93,18 @@ def _used(chosen: dict[str, SchedOption], key: str, to: str, report: ImportRepor
     return [o.where]
 
 
-def _scheduler(draft: DraftSite, chosen: dict[str, SchedOption], depth_attr: Attr | None,
-               report: ImportReport) -> None:
+def _scheduler(
+    draft: DraftSite, chosen: dict[str, SchedOption], depth_attr: Attr | None, report: ImportReport
+) -> None:
     strict = _flag(chosen, "strict_ordering", False)
     backfill = _flag(chosen, "backfill", True)
     starving = _flag(chosen, "help_starving_jobs", True)
     depth = 1
     if depth_attr is not None:
         if not depth_attr.value.isdigit():
-            raise ConfigError(f"{depth_attr.where}: backfill_depth = {depth_attr.value}: "
-                              "expected a whole number")
+            raise ConfigError(
+                f"{depth_attr.where}: backfill_depth = {depth_attr.value}: expected a whole number"
+            )
         depth = int(depth_attr.value)
     depth = depth if backfill else 0
     if strict or starving:
@@ -106,8 +116,10 @@ def _scheduler(draft: DraftSite, chosen: dict[str, SchedOption], depth_attr: Att
             draft.policy, note = "scan", f"{depth} reservations (backfill_depth)"
             draft.params = {"reserved_jobs": depth, "reserve_when_limited": False}
         if not strict:
-            note += ("; approximately: without strict_ordering PBS reserves only for jobs "
-                     "starving past max_starve")
+            note += (
+                "; approximately: without strict_ordering PBS reserves only for jobs "
+                "starving past max_starve"
+            )
             if draft.policy == "fcfs":
                 draft.policy, draft.params = "scan", {"reserved_jobs": 0}
                 note = "jobs that fit start in order, no reservations (backfill off)"
@@ -150,13 +162,17 @@ def _fairshare(draft: DraftSite, chosen: dict[str, SchedOption], report: ImportR
         seconds = pbs_walltime(time.value, time.where, time.key) if time else 86400.0
         value = float(factor.value) if factor else 0.5
         if not 0 < value <= 1:
-            raise ConfigError(f"{factor.where if factor else ''}: fairshare_decay_factor: "
-                              "expected a number in (0, 1]")
+            raise ConfigError(
+                f"{factor.where if factor else ''}: fairshare_decay_factor: "
+                "expected a number in (0, 1]"
+            )
         fs["decay_factor"], fs["decay_interval"] = value, format_span(seconds)
-        draft.fairshare_where += _used(chosen, "fairshare_decay_time",
-                                       "fairshare.decay_interval", report)
-        draft.fairshare_where += _used(chosen, "fairshare_decay_factor",
-                                       "fairshare.decay_factor", report)
+        draft.fairshare_where += _used(
+            chosen, "fairshare_decay_time", "fairshare.decay_interval", report
+        )
+        draft.fairshare_where += _used(
+            chosen, "fairshare_decay_factor", "fairshare.decay_factor", report
+        )
     half = chosen.get("half_life")
     if half is not None and "decay_factor" not in fs:
         fs["half_life"] = format_span(pbs_walltime(half.value, half.where, half.key))
@@ -164,13 +180,15 @@ def _fairshare(draft: DraftSite, chosen: dict[str, SchedOption], report: ImportR
     res = chosen.get("fairshare_usage_res")
     if res is not None and res.value.replace(" ", "") in ("cput", "ncpus*walltime"):
         note = "" if res.value != "cput" else "approximately: CPU time used ~ CPUs held x time"
-        draft.fairshare_where += _used(chosen, "fairshare_usage_res", "fairshare.charge: cpu",
-                                       report, note)
+        draft.fairshare_where += _used(
+            chosen, "fairshare_usage_res", "fairshare.charge: cpu", report, note
+        )
     entity = chosen.get("fairshare_entity")
     if entity is not None and entity.value in ("euser", "egroup"):
         fs["by"] = "user" if entity.value == "euser" else "group"
-        draft.fairshare_where += _used(chosen, "fairshare_entity", f"fairshare.by: {fs['by']}",
-                                       report)
+        draft.fairshare_where += _used(
+            chosen, "fairshare_entity", f"fairshare.by: {fs['by']}", report
+        )
 
 
 def _shares(draft: DraftSite, groups: Sequence[ShareEntry], report: ImportReport) -> None:
@@ -191,27 +209,48 @@ def _shares(draft: DraftSite, groups: Sequence[ShareEntry], report: ImportReport
     shares: dict[int, float] = {}
     for g in groups:
         if g.name in children:
-            report.map(f"resource_group {g.name}", f"id {g.id} shares {g.shares:g}", g.where,
-                       "fairshare.shares (through its members)",
-                       "an inner node of the tree: flattened into its leaves' shares")
+            report.map(
+                f"resource_group {g.name}",
+                f"id {g.id} shares {g.shares:g}",
+                g.where,
+                "fairshare.shares (through its members)",
+                "an inner node of the tree: flattened into its leaves' shares",
+            )
         elif not g.id.isdigit():
-            report.skip(f"resource_group {g.name}", f"id {g.id} shares {g.shares:g}", g.where,
-                        "the id is not a number; fairshare.shares is keyed by numeric id")
+            report.skip(
+                f"resource_group {g.name}",
+                f"id {g.id} shares {g.shares:g}",
+                g.where,
+                "the id is not a number; fairshare.shares is keyed by numeric id",
+            )
         elif g.shares > 0:
             shares[int(g.id)] = round(100 * fraction(g), 4)
-            report.map(f"resource_group {g.name}", f"id {g.id} shares {g.shares:g}", g.where,
-                       f"fairshare.shares.{g.id}: {shares[int(g.id)]:g}",
-                       "percent of the machine, the tree flattened")
+            report.map(
+                f"resource_group {g.name}",
+                f"id {g.id} shares {g.shares:g}",
+                g.where,
+                f"fairshare.shares.{g.id}: {shares[int(g.id)]:g}",
+                "percent of the machine, the tree flattened",
+            )
         else:
-            report.skip(f"resource_group {g.name}", f"id {g.id} shares 0", g.where,
-                        "zero shares are not modelled")
+            report.skip(
+                f"resource_group {g.name}",
+                f"id {g.id} shares 0",
+                g.where,
+                "zero shares are not modelled",
+            )
     if shares:
         draft.fairshare["shares"] = shares
         draft.fairshare_where += [g.where for g in groups[:1]]
 
 
-def apply_sched(draft: DraftSite, options: Sequence[SchedOption],
-                groups: Sequence[ShareEntry], depth: Attr | None, report: ImportReport) -> None:
+def apply_sched(
+    draft: DraftSite,
+    options: Sequence[SchedOption],
+    groups: Sequence[ShareEntry],
+    depth: Attr | None,
+    report: ImportReport,
+) -> None:
     """The scheduler, ordering, fairshare and memory of the site from sched_config,
     resource_group and the server's backfill_depth."""
     chosen = _options(options, report)
@@ -222,22 +261,37 @@ def apply_sched(draft: DraftSite, options: Sequence[SchedOption],
         _shares(draft, groups, report)
     else:
         for g in groups:
-            report.skip(f"resource_group {g.name}", f"id {g.id} shares {g.shares:g}", g.where,
-                        "fair_share is off: shares have no effect")
+            report.skip(
+                f"resource_group {g.name}",
+                f"id {g.id} shares {g.shares:g}",
+                g.where,
+                "fair_share is off: shares have no effect",
+            )
     res = chosen.pop("resources", None)
     if res is not None:
         names = {r.strip() for r in res.value.split(",")}
         if "mem" in names and all(c.memory_per_node for c in draft.clusters):
             draft.memory = "per-cpu"
-            report.map("resources", res.value, res.where, "memory: per-cpu",
-                       "mem is a scheduled resource; the others are not modelled")
+            report.map(
+                "resources",
+                res.value,
+                res.where,
+                "memory: per-cpu",
+                "mem is a scheduled resource; the others are not modelled",
+            )
         else:
-            report.skip("resources", res.value, res.where, "the resources the scheduler "
-                        "checks; without mem on every node, memory is not modelled")
+            report.skip(
+                "resources",
+                res.value,
+                res.where,
+                "the resources the scheduler "
+                "checks; without mem on every node, memory is not modelled",
+            )
     for key, o in chosen.items():
         fairshare = key.startswith("fairshare") or key == "half_life"
-        reason = ("fair_share is off and queues are not ordered: no effect"
-                  if fairshare and draft.ordering == "fcfs" else
-                  _REASONS.get(key, "a scheduler option the site model has no key for"))
-        report.skip(key, o.value + ("" if o.prime == "all" else f" ({o.prime})"), o.where,
-                    reason)
+        reason = (
+            "fair_share is off and queues are not ordered: no effect"
+            if fairshare and draft.ordering == "fcfs"
+            else _REASONS.get(key, "a scheduler option the site model has no key for")
+        )
+        report.skip(key, o.value + ("" if o.prime == "all" else f" ({o.prime})"), o.where, reason)

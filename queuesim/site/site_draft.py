@@ -162,9 +162,7 @@ def compress_hostlist(names: Iterable[str]) -> str:
     for name in names:
         match = _TRAILING_NUMBER.match(name)
         if match:
-            ranges.setdefault((match.group(1), len(match.group(2))), []).append(
-                int(match.group(2))
-            )
+            ranges.setdefault((match.group(1), len(match.group(2))), []).append(int(match.group(2)))
         else:
             plain.append(name)
     parts = list(dict.fromkeys(plain))

@@ -77,17 +77,35 @@ def apply_qos(
             if limit is not None and mine:
                 for p in mine:
                     _set(queues[p], limit[0], limit[1], only_if_unset=False)
-                report.map(key, value, row.where, f"queues[{','.join(mine)}].{limit[0]}",
-                           "the partition's QOS")
+                report.map(
+                    key,
+                    value,
+                    row.where,
+                    f"queues[{','.join(mine)}].{limit[0]}",
+                    "the partition's QOS",
+                )
             elif limit is not None and general:
-                set_on = [q.name for q in queues.values()
-                          if _set(q, limit[0], limit[1], only_if_unset=True)]
-                _report_general(report, key, value, [row.where], set_on, limit[0],
-                                "approximately: the default QOS counts a user's jobs over "
-                                "all partitions, queuesim per queue")
+                set_on = [
+                    q.name
+                    for q in queues.values()
+                    if _set(q, limit[0], limit[1], only_if_unset=True)
+                ]
+                _report_general(
+                    report,
+                    key,
+                    value,
+                    [row.where],
+                    set_on,
+                    limit[0],
+                    "approximately: the default QOS counts a user's jobs over "
+                    "all partitions, queuesim per queue",
+                )
             else:
-                why = ("not a partition's QOS: per-job QOS are not modelled" if not mine
-                       else "a QOS setting the site model has no key for")
+                why = (
+                    "not a partition's QOS: per-job QOS are not modelled"
+                    if not mine
+                    else "a QOS setting the site model has no key for"
+                )
                 report.skip(key, value, row.where, why)
 
 
@@ -103,8 +121,13 @@ def _report_general(
     if set_on:
         report.map(key, value, where, f"queues[{','.join(set_on)}].{attr}", note)
     else:
-        report.skip(key, value, where, "every queue has this limit from a QOS already, "
-                    "which Slurm's limit hierarchy puts first")
+        report.skip(
+            key,
+            value,
+            where,
+            "every queue has this limit from a QOS already, "
+            "which Slurm's limit hierarchy puts first",
+        )
 
 
 def _aggregate(rows: Sequence[DumpRow], column: str) -> dict[str, list[DumpRow]]:
@@ -133,20 +156,34 @@ def apply_assoc(
             continue
         if column == "maxjobs" and len(by_value) == 1 and next(iter(by_value)).isdigit():
             ((value, having),) = by_value.items()
-            set_on = [q.name for q in queues.values()
-                      if _set(q, "max_running_per_user", int(value), only_if_unset=True)]
-            _report_general(report, f"assoc {written}", value, [r.where for r in having],
-                            set_on, "max_running_per_user",
-                            "approximately: one value for every association; Slurm counts "
-                            "a user's jobs over all partitions, queuesim per queue")
+            set_on = [
+                q.name
+                for q in queues.values()
+                if _set(q, "max_running_per_user", int(value), only_if_unset=True)
+            ]
+            _report_general(
+                report,
+                f"assoc {written}",
+                value,
+                [r.where for r in having],
+                set_on,
+                "max_running_per_user",
+                "approximately: one value for every association; Slurm counts "
+                "a user's jobs over all partitions, queuesim per queue",
+            )
             continue
         for value, having in by_value.items():
             who = ", ".join(_who(r) for r in having[:3]) + (" ..." if len(having) > 3 else "")
-            report.skip(f"assoc {written}", value, [r.where for r in having],
-                        f"{len(having)} associations ({who}): a per-association limit the "
-                        "site model has no key for" if column != "maxjobs" else
-                        f"{len(having)} associations ({who}): MaxJobs differs between "
-                        "associations; queuesim's limits are the same for every user")
+            report.skip(
+                f"assoc {written}",
+                value,
+                [r.where for r in having],
+                f"{len(having)} associations ({who}): a per-association limit the "
+                "site model has no key for"
+                if column != "maxjobs"
+                else f"{len(having)} associations ({who}): MaxJobs differs between "
+                "associations; queuesim's limits are the same for every user",
+            )
     return shares
 
 
@@ -160,27 +197,48 @@ def _shares(rows: Sequence[DumpRow], report: ImportReport, fairshare: bool) -> d
     users = [r for r in rows if r.values.get("user") and r.values.get("share", "") != ""]
     accounts = [r for r in rows if not r.values.get("user") and r.values.get("share", "")]
     for r in accounts:
-        report.skip(f"assoc {r.names['share']}", r.values["share"], r.where,
-                    f"account {_who(r)}: the share tree's inner levels are not modelled "
-                    "(fairshare is flat over users)")
-    numeric = [r for r in users if r.values["user"].isdigit()
-               and re.fullmatch(r"\d+(\.\d+)?", r.values["share"])]
-    shares = {int(r.values["user"]): float(r.values["share"]) for r in numeric
-              if float(r.values["share"]) > 0}
+        report.skip(
+            f"assoc {r.names['share']}",
+            r.values["share"],
+            r.where,
+            f"account {_who(r)}: the share tree's inner levels are not modelled "
+            "(fairshare is flat over users)",
+        )
+    numeric = [
+        r
+        for r in users
+        if r.values["user"].isdigit() and re.fullmatch(r"\d+(\.\d+)?", r.values["share"])
+    ]
+    shares = {
+        int(r.values["user"]): float(r.values["share"])
+        for r in numeric
+        if float(r.values["share"]) > 0
+    }
     for r in numeric:
         if fairshare:
-            report.map(f"assoc {r.names['share']}", r.values["share"], r.where,
-                       f"fairshare.shares.{r.values['user']}")
+            report.map(
+                f"assoc {r.names['share']}",
+                r.values["share"],
+                r.where,
+                f"fairshare.shares.{r.values['user']}",
+            )
         else:
-            report.skip(f"assoc {r.names['share']}", r.values["share"], r.where,
-                        "jobs are not ordered by fairshare at this site")
+            report.skip(
+                f"assoc {r.names['share']}",
+                r.values["share"],
+                r.where,
+                "jobs are not ordered by fairshare at this site",
+            )
     if not fairshare:
         return {}
     named = [r for r in users if r not in numeric]
     if named:
         listing = ", ".join(f"{r.values['user']}={r.values['share']}" for r in named[:6])
-        report.skip("assoc Share (users)", listing + (" ..." if len(named) > 6 else ""),
-                    [r.where for r in named],
-                    f"{len(named)} users named, not numbered: fairshare.shares is keyed by "
-                    "the trace's numeric user id; add them by hand where the ids are known")
+        report.skip(
+            "assoc Share (users)",
+            listing + (" ..." if len(named) > 6 else ""),
+            [r.where for r in named],
+            f"{len(named)} users named, not numbered: fairshare.shares is keyed by "
+            "the trace's numeric user id; add them by hand where the ids are known",
+        )
     return shares

@@ -180,8 +180,7 @@ def slurm_time(value: str, where: Where, key: str) -> float | None:
     m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", text)
     if not m:
         raise ConfigError(
-            f"{where}: {key}={value}: expected a time such as 30, 1:00:00, 2-00:00:00 or "
-            "UNLIMITED"
+            f"{where}: {key}={value}: expected a time such as 30, 1:00:00, 2-00:00:00 or UNLIMITED"
         )
     days, a, b, c = m.groups()
     nums = [int(x) for x in (a, b, c) if x is not None]

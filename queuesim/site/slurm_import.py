@@ -103,8 +103,12 @@ def _settings(lines: list[ConfLine]) -> dict[str, tuple[str, str, Where]]:
 def _other_lines(lines: list[ConfLine], report: ImportReport) -> None:
     for line in lines:
         if line.first in ("downnodes", "frontendname"):
-            report.skip(line.keys[0], " ".join(v for _, v in line.pairs), line.where,
-                        "node state and front ends are not modelled")
+            report.skip(
+                line.keys[0],
+                " ".join(v for _, v in line.pairs),
+                line.where,
+                "node state and front ends are not modelled",
+            )
 
 
 def _queues(partitions: list[Partition], report: ImportReport) -> list[DraftQueue]:
@@ -117,8 +121,12 @@ def _queues(partitions: list[Partition], report: ImportReport) -> list[DraftQueu
         if "defaulttime" in p.attrs:
             q.default_walltime = slurm_time(p.attrs["defaulttime"], where, "DefaultTime")
         if not p.nodes:
-            report.skip(f"partition {p.name}", "no nodes", where,
-                        "a partition without nodes runs nothing; left out")
+            report.skip(
+                f"partition {p.name}",
+                "no nodes",
+                where,
+                "a partition without nodes runs nothing; left out",
+            )
             continue
         queues.append(q)
     return queues
@@ -139,17 +147,41 @@ def _ordering(
     """Partition tiers, the priority plugin and its weights -> ordering and fairshare."""
     queues = {q.name: q for q in draft.queues}
     parts = [p for p in partitions if p.name in queues]
-    tier = {p.name: _int(p.attrs.get("prioritytier", p.attrs.get("priority", "1")),
-                         p.where[0], "PriorityTier") for p in parts}
-    factor = {p.name: _int(p.attrs.get("priorityjobfactor", p.attrs.get("priority", "1")),
-                           p.where[0], "PriorityJobFactor") for p in parts}
+    tier = {
+        p.name: _int(
+            p.attrs.get("prioritytier", p.attrs.get("priority", "1")), p.where[0], "PriorityTier"
+        )
+        for p in parts
+    }
+    factor = {
+        p.name: _int(
+            p.attrs.get("priorityjobfactor", p.attrs.get("priority", "1")),
+            p.where[0],
+            "PriorityJobFactor",
+        )
+        for p in parts
+    }
     ptype = settings.get("prioritytype", ("PriorityType", "priority/basic", None))
     multifactor = ptype[1].lower() == "priority/multifactor"
     weights = {k: settings[k] for k in settings if k.startswith("priorityweight")}
-    wfs = _int(weights["priorityweightfairshare"][1], weights["priorityweightfairshare"][2],
-               "PriorityWeightFairshare") if "priorityweightfairshare" in weights else 0
-    wpart = _int(weights["priorityweightpartition"][1], weights["priorityweightpartition"][2],
-                 "PriorityWeightPartition") if "priorityweightpartition" in weights else 0
+    wfs = (
+        _int(
+            weights["priorityweightfairshare"][1],
+            weights["priorityweightfairshare"][2],
+            "PriorityWeightFairshare",
+        )
+        if "priorityweightfairshare" in weights
+        else 0
+    )
+    wpart = (
+        _int(
+            weights["priorityweightpartition"][1],
+            weights["priorityweightpartition"][2],
+            "PriorityWeightPartition",
+        )
+        if "priorityweightpartition" in weights
+        else 0
+    )
     where = [p.where[0] for p in parts]
     fairshare = multifactor and wfs > 0
     if len(set(tier.values())) > 1:
@@ -163,8 +195,10 @@ def _ordering(
         for name, f in factor.items():
             queues[name].priority = f
         draft.ordering = "queue-priority"
-        note = ("approximately: PriorityJobFactor x PriorityWeightPartition is one term of "
-                "Slurm's priority sum; queuesim orders by it first, then by fairshare")
+        note = (
+            "approximately: PriorityJobFactor x PriorityWeightPartition is one term of "
+            "Slurm's priority sum; queuesim orders by it first, then by fairshare"
+        )
     elif fairshare:
         draft.ordering, note = "fairshare", "PriorityWeightFairshare > 0"
         where = []
@@ -175,21 +209,40 @@ def _ordering(
     report.map(ptype[0], ptype[1], ptype[2] or [], f"ordering: {draft.ordering}", note)
     for key, (written, value, w) in weights.items():
         used = (key == "priorityweightfairshare" and fairshare) or (
-            key == "priorityweightpartition" and draft.ordering == "queue-priority"
-            and not len(set(tier.values())) > 1)
+            key == "priorityweightpartition"
+            and draft.ordering == "queue-priority"
+            and not len(set(tier.values())) > 1
+        )
         if used or value.strip() == "0" or not multifactor:
-            why = "used" if used else ("no effect, as in queuesim" if value.strip() == "0"
-                                       else "no effect without priority/multifactor")
+            why = (
+                "used"
+                if used
+                else (
+                    "no effect, as in queuesim"
+                    if value.strip() == "0"
+                    else "no effect without priority/multifactor"
+                )
+            )
             report.map(written, value, w, f"ordering: {draft.ordering}", why)
         else:
-            report.skip(written, value, w, "a term of Slurm's priority sum; queuesim orders "
-                        "by queue priority and fairshare only")
+            report.skip(
+                written,
+                value,
+                w,
+                "a term of Slurm's priority sum; queuesim orders "
+                "by queue priority and fairshare only",
+            )
     if draft.ordering in ("fairshare", "queue-priority"):
         half = settings.get("prioritydecayhalflife")
         seconds = slurm_time(half[1], half[2], half[0]) if half else 7 * 86400.0
         if half and not seconds:
-            report.skip(half[0], half[1], half[2], "no decay; queuesim's fairshare always "
-                        "decays (the 7-day default half-life is used)")
+            report.skip(
+                half[0],
+                half[1],
+                half[2],
+                "no decay; queuesim's fairshare always "
+                "decays (the 7-day default half-life is used)",
+            )
         else:
             draft.fairshare["half_life"] = format_span(seconds or 0)
             draft.fairshare_where = [half[2]] if half else []
@@ -199,8 +252,9 @@ def _ordering(
         settings.pop(key, None)
 
 
-def _scheduler(draft: DraftSite, settings: dict[str, tuple[str, str, Where]],
-               report: ImportReport) -> None:
+def _scheduler(
+    draft: DraftSite, settings: dict[str, tuple[str, str, Where]], report: ImportReport
+) -> None:
     stype = settings.pop("schedulertype", ("SchedulerType", "sched/backfill", None))
     value = stype[1].lower()
     if value == "sched/builtin":
@@ -208,11 +262,17 @@ def _scheduler(draft: DraftSite, settings: dict[str, tuple[str, str, Where]],
         draft.scheduler_note = "sched/builtin: strict priority order, no backfilling"
     else:
         draft.policy = "conservative"
-        draft.scheduler_note = ("sched/backfill: a lower-priority job starts only if it delays\n"
-                                "no higher-priority job's expected start (conservative)")
+        draft.scheduler_note = (
+            "sched/backfill: a lower-priority job starts only if it delays\n"
+            "no higher-priority job's expected start (conservative)"
+        )
         if value != "sched/backfill":
-            report.skip(stype[0], stype[1], stype[2] or [], "unknown scheduler plugin; "
-                        "Slurm's default sched/backfill is assumed")
+            report.skip(
+                stype[0],
+                stype[1],
+                stype[2] or [],
+                "unknown scheduler plugin; Slurm's default sched/backfill is assumed",
+            )
     draft.scheduler_where = [stype[2]] if stype[2] else []
     if stype[2] and value in ("sched/builtin", "sched/backfill"):
         report.map(stype[0], stype[1], stype[2], f"scheduler.policy: {draft.policy}")
@@ -220,39 +280,65 @@ def _scheduler(draft: DraftSite, settings: dict[str, tuple[str, str, Where]],
     if params:
         for item in (i.strip() for i in params[1].split(",") if i.strip()):
             name = item.split("=")[0].lower()
-            report.skip(f"{params[0]} {name}", item, params[2],
-                        _SCHED_PARAMS.get(name, "a scheduler tuning the site model has no key for"))
+            report.skip(
+                f"{params[0]} {name}",
+                item,
+                params[2],
+                _SCHED_PARAMS.get(name, "a scheduler tuning the site model has no key for"),
+            )
 
 
-def _memory(draft: DraftSite, settings: dict[str, tuple[str, str, Where]],
-            report: ImportReport) -> None:
+def _memory(
+    draft: DraftSite, settings: dict[str, tuple[str, str, Where]], report: ImportReport
+) -> None:
     select = settings.pop("selecttype", None)
     params = settings.pop("selecttypeparameters", None)
     if select:
         if select[1].lower() in ("select/cons_tres", "select/cons_res"):
-            report.map(select[0], select[1], select[2], "(as in queuesim)",
-                       "jobs share nodes by CPU")
+            report.map(
+                select[0], select[1], select[2], "(as in queuesim)", "jobs share nodes by CPU"
+            )
         else:
-            report.skip(select[0], select[1], select[2],
-                        "whole-node allocation is not modelled; jobs share nodes by CPU")
+            report.skip(
+                select[0],
+                select[1],
+                select[2],
+                "whole-node allocation is not modelled; jobs share nodes by CPU",
+            )
     if params:
         memory = "memory" in params[1].lower()
         if memory and all(c.memory_per_node for c in draft.clusters):
             draft.memory = "per-cpu"
-            report.map(params[0], params[1], params[2], "memory: per-cpu",
-                       "memory is a consumable resource")
+            report.map(
+                params[0],
+                params[1],
+                params[2],
+                "memory: per-cpu",
+                "memory is a consumable resource",
+            )
         else:
-            report.skip(params[0], params[1], params[2], "memory is not scheduled here"
-                        if not memory else "memory is consumable, but not every node gives "
-                        "RealMemory; memory left unmodelled")
+            report.skip(
+                params[0],
+                params[1],
+                params[2],
+                "memory is not scheduled here"
+                if not memory
+                else "memory is consumable, but not every node gives "
+                "RealMemory; memory left unmodelled",
+            )
 
 
 def _topology(path: Path, report: ImportReport) -> None:
     for line in read_conf(path, report, "topology.conf"):
-        text = " ".join(f"{k}={v}" for k, v in zip(line.keys, (v for _, v in line.pairs),
-                                                    strict=True))
-        report.skip("topology.conf", text, line.where,
-                    "network topology: queuesim places jobs without regard to switches")
+        text = " ".join(
+            f"{k}={v}" for k, v in zip(line.keys, (v for _, v in line.pairs), strict=True)
+        )
+        report.skip(
+            "topology.conf",
+            text,
+            line.where,
+            "network topology: queuesim places jobs without regard to switches",
+        )
 
 
 def import_slurm(path: Path, assoc: Path | None = None, qos: Path | None = None) -> SlurmImport:
@@ -275,8 +361,12 @@ def import_slurm(path: Path, assoc: Path | None = None, qos: Path | None = None)
     for p in partitions:
         for n in p.nodes:
             member.setdefault(n, []).append(p.name)
-    specs = [NodeSpec(n.name, n.cpus, n.memory, n.gpus, n.features,
-                      frozenset(member.get(n.name, ())), n.where) for n in nodes.values()]
+    specs = [
+        NodeSpec(
+            n.name, n.cpus, n.memory, n.gpus, n.features, frozenset(member.get(n.name, ())), n.where
+        )
+        for n in nodes.values()
+    ]
     name = settings.get("clustername", ("", conf.parent.name or "slurm", None))
     draft = DraftSite(name[1] or "slurm", "Slurm", group_nodes(specs))
     if name[2]:
@@ -287,17 +377,26 @@ def import_slurm(path: Path, assoc: Path | None = None, qos: Path | None = None)
         report.skip(f"partition {q.name}", "no nodes", q.where, "left out")
     for c in draft.clusters:
         if c.queues == frozenset():
-            report.skip("nodes", ",".join(c.nodes[:4]), c.where,
-                        f"in no partition: cluster {c.name} is kept but no queue uses it")
+            report.skip(
+                "nodes",
+                ",".join(c.nodes[:4]),
+                c.where,
+                f"in no partition: cluster {c.name} is kept but no queue uses it",
+            )
     _ordering(draft, partitions, settings, report)
     queues = {q.name: q for q in draft.queues}
     partition_qos = {p.name: p.attrs["qos"] for p in partitions if p.attrs.get("qos")}
     if qos is not None:
-        apply_qos(read_sacctmgr(qos, report, "sacctmgr show qos -P dump"), partition_qos,
-                  queues, report)
+        apply_qos(
+            read_sacctmgr(qos, report, "sacctmgr show qos -P dump"), partition_qos, queues, report
+        )
     if assoc is not None:
-        shares = apply_assoc(read_sacctmgr(assoc, report, "sacctmgr show assoc -P dump"),
-                             queues, report, fairshare=draft.ordering != "fcfs")
+        shares = apply_assoc(
+            read_sacctmgr(assoc, report, "sacctmgr show assoc -P dump"),
+            queues,
+            report,
+            fairshare=draft.ordering != "fcfs",
+        )
         if shares:
             draft.fairshare["shares"] = shares
     _scheduler(draft, settings, report)
@@ -306,12 +405,16 @@ def import_slurm(path: Path, assoc: Path | None = None, qos: Path | None = None)
         if key in _AS_QUEUESIM and value.lower() == _AS_QUEUESIM[key][0]:
             report.map(written, value, where, "(as in queuesim)", _AS_QUEUESIM[key][1])
             continue
-        reason = ("daemon, path, logging or accounting plumbing: no bearing on scheduling "
-                  "decisions" if _INFRASTRUCTURE.match(key) else
-                  "a multifactor priority setting; queuesim orders by queue priority and "
-                  "fairshare only" if key.startswith("priority") else
-                  "preemption is not modelled" if key.startswith("preempt") else
-                  "a setting the site model has no key for")
+        reason = (
+            "daemon, path, logging or accounting plumbing: no bearing on scheduling decisions"
+            if _INFRASTRUCTURE.match(key)
+            else "a multifactor priority setting; queuesim orders by queue priority and "
+            "fairshare only"
+            if key.startswith("priority")
+            else "preemption is not modelled"
+            if key.startswith("preempt")
+            else "a setting the site model has no key for"
+        )
         report.skip(written, value, where, reason)
     preferred = [p.name for p in partitions if p.default]
     settle_queues(draft, report, preferred)

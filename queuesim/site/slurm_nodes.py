@@ -67,8 +67,13 @@ def _report_node_keys(line: ConfLine, report: ImportReport, note: str) -> None:
         if key in _TOPOLOGY and cpus_given:
             report.skip(written, value, line.where, "CPU topology; the line's CPUs= is used")
         elif key in _TOPOLOGY:
-            report.map(written, value, line.where, "clusters[].cpus_per_node", "CPUs = product "
-                       "of Boards, Sockets, CoresPerSocket, ThreadsPerCore" + note)
+            report.map(
+                written,
+                value,
+                line.where,
+                "clusters[].cpus_per_node",
+                "CPUs = product of Boards, Sockets, CoresPerSocket, ThreadsPerCore" + note,
+            )
         elif key in _NODE_MAPPED:
             target = {
                 "cpus": "clusters[].cpus_per_node",
@@ -77,8 +82,12 @@ def _report_node_keys(line: ConfLine, report: ImportReport, note: str) -> None:
             }.get(key, "clusters[].properties")
             report.map(written, value, line.where, target, note.lstrip("; "))
         else:
-            report.skip(written, value, line.where, _NODE_REASONS.get(
-                key, "node setting the site model has no key for"))
+            report.skip(
+                written,
+                value,
+                line.where,
+                _NODE_REASONS.get(key, "node setting the site model has no key for"),
+            )
 
 
 def _cpus(attrs: dict[str, str], where: Where) -> int:
@@ -141,8 +150,14 @@ def read_nodesets(
             feature = line.get("feature") or ""
             members += [n for n, node in nodes.items() if feature in node.features]
         sets[name] = list(dict.fromkeys(members))
-        report.map(line.keys[0], " ".join(f"{k}={v}" for k, v in zip(line.keys, (
-            v for _, v in line.pairs), strict=True)), line.where, "the partitions that name it")
+        report.map(
+            line.keys[0],
+            " ".join(
+                f"{k}={v}" for k, v in zip(line.keys, (v for _, v in line.pairs), strict=True)
+            ),
+            line.where,
+            "the partitions that name it",
+        )
     return sets
 
 
@@ -183,13 +198,39 @@ _PARTITION_AS_QUEUESIM = {
 
 
 _PARTITION_REASONS = (
-    ({"oversubscribe", "shared"}, "whole nodes per job (EXCLUSIVE) or CPUs shared by jobs "
-     "(YES, FORCE); queuesim shares nodes by CPU"),
-    ({"allowaccounts", "allowgroups", "allowqos", "denyaccounts", "denyqos", "allowedrootonly",
-      "rootonly", "exclusiveuser", "reqresv"}, "who may submit; queuesim has no access control"),
-    ({"maxnodes", "minnodes", "maxcpuspernode", "maxmempercpu", "maxmempernode",
-      "defmempercpu", "defmempernode", "maxcpuspersocket"}, "a per-job size or memory limit; "
-     "queuesim has none (jobs larger than the queue's nodes are rejected)"),
+    (
+        {"oversubscribe", "shared"},
+        "whole nodes per job (EXCLUSIVE) or CPUs shared by jobs "
+        "(YES, FORCE); queuesim shares nodes by CPU",
+    ),
+    (
+        {
+            "allowaccounts",
+            "allowgroups",
+            "allowqos",
+            "denyaccounts",
+            "denyqos",
+            "allowedrootonly",
+            "rootonly",
+            "exclusiveuser",
+            "reqresv",
+        },
+        "who may submit; queuesim has no access control",
+    ),
+    (
+        {
+            "maxnodes",
+            "minnodes",
+            "maxcpuspernode",
+            "maxmempercpu",
+            "maxmempernode",
+            "defmempercpu",
+            "defmempernode",
+            "maxcpuspersocket",
+        },
+        "a per-job size or memory limit; "
+        "queuesim has none (jobs larger than the queue's nodes are rejected)",
+    ),
     ({"state", "hidden"}, "partition state; every queuesim queue is up and visible"),
     ({"preemptmode", "gracetime"}, "preemption is not modelled"),
 )
@@ -205,8 +246,10 @@ def _report_partition_keys(line: ConfLine, report: ImportReport, note: str) -> N
         elif same is not None and value.upper().split(":")[0] in same:
             report.map(written, value, line.where, "(as in queuesim)", note)
         else:
-            reason = next((r for keys, r in _PARTITION_REASONS if key in keys),
-                          "partition setting the site model has no key for")
+            reason = next(
+                (r for keys, r in _PARTITION_REASONS if key in keys),
+                "partition setting the site model has no key for",
+            )
             report.skip(written, value, line.where, reason + (f" ({note})" if note else ""))
 
 
@@ -245,8 +288,11 @@ def read_partitions(
                     if name in nodes:
                         part.nodes.append(name)
                     else:
-                        report.unknown(line.where, f"Nodes={spec}",
-                                       f"node {name} is defined by no NodeName line")
+                        report.unknown(
+                            line.where,
+                            f"Nodes={spec}",
+                            f"node {name} is defined by no NodeName line",
+                        )
         part.nodes = list(dict.fromkeys(part.nodes))
         report.map(line.keys[0], part.name, line.where, f"queues[{part.name}]")
         partitions.append(part)
@@ -257,27 +303,44 @@ def read_gres_conf(path: Path, nodes: dict[str, SlurmNode], report: ImportReport
     """Check gres.conf's GPU lines against slurm.conf's ``Gres=`` counts (which are used);
     anything else in it is reported."""
     for line in read_conf(path, report, "gres.conf"):
-        text = " ".join(f"{k}={v}" for k, v in zip(line.keys, (v for _, v in line.pairs),
-                                                    strict=True))
+        text = " ".join(
+            f"{k}={v}" for k, v in zip(line.keys, (v for _, v in line.pairs), strict=True)
+        )
         name = (line.get("name") or "").lower()
         if name != "gpu":
-            report.skip("gres.conf", text, line.where, "not a GPU line: device binding, "
-                        "autodetection or another generic resource")
+            report.skip(
+                "gres.conf",
+                text,
+                line.where,
+                "not a GPU line: device binding, autodetection or another generic resource",
+            )
             continue
         count: int | None = None
         if line.get("count") is not None:
             count = _whole(line.get("count") or "", line.where, "Count")
         elif line.get("file") is not None:
             count = len(expand_hostlist(line.get("file") or "", line.where))
-        names = (expand_hostlist(line.get("nodename") or "", line.where)
-                 if line.get("nodename") else list(nodes))
-        differ = sorted(n for n in names if n in nodes and count is not None
-                        and nodes[n].gpus != count)
+        names = (
+            expand_hostlist(line.get("nodename") or "", line.where)
+            if line.get("nodename")
+            else list(nodes)
+        )
+        differ = sorted(
+            n for n in names if n in nodes and count is not None and nodes[n].gpus != count
+        )
         if differ:
-            report.skip("gres.conf", text, line.where,
-                        f"says {count} GPUs per node where slurm.conf's Gres= says otherwise "
-                        f"({', '.join(differ[:4])}); slurm.conf's count is used")
+            report.skip(
+                "gres.conf",
+                text,
+                line.where,
+                f"says {count} GPUs per node where slurm.conf's Gres= says otherwise "
+                f"({', '.join(differ[:4])}); slurm.conf's count is used",
+            )
         else:
-            report.map("gres.conf", text, line.where, "clusters[].gpus_per_node",
-                       "agrees with slurm.conf's Gres=; device files and core binding "
-                       "are not modelled")
+            report.map(
+                "gres.conf",
+                text,
+                line.where,
+                "clusters[].gpus_per_node",
+                "agrees with slurm.conf's Gres=; device files and core binding are not modelled",
+            )
