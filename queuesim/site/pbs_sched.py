@@ -31,6 +31,15 @@ __all__ = ["apply_sched"]
 
 _TRUE = {"true", "t", "yes", "y", "1"}
 
+#: options that, switched off, leave the scheduler as queuesim's
+_OFF_AS_QUEUESIM = {
+    "round_robin",
+    "backfill_prime",
+    "prime_exempt_anytime_queues",
+    "preemptive_sched",
+    "fairshare_enforce_no_shares",
+}
+
 _REASONS = {
     "round_robin": "one job from each queue in turn; queuesim orders queues by priority",
     "job_sort_key": "jobs sorted by a resource; queuesim orders by queue priority, "
@@ -288,6 +297,9 @@ def apply_sched(
                 "checks; without mem on every node, memory is not modelled",
             )
     for key, o in chosen.items():
+        if key in _OFF_AS_QUEUESIM and o.value.lower() not in _TRUE:
+            report.map(key, o.value, o.where, "(as in queuesim)", "switched off")
+            continue
         fairshare = key.startswith("fairshare") or key == "half_life"
         reason = (
             "fair_share is off and queues are not ordered: no effect"

@@ -112,6 +112,9 @@ def read_nodes(lines: list[ConfLine], report: ImportReport) -> dict[str, SlurmNo
         own = dict(line.pairs[1:])
         if line.pairs[0][1].upper() == "DEFAULT":
             defaults.update(own)
+            report.map(
+                line.keys[0], "DEFAULT", line.where, "(defaults for the NodeName lines after it)"
+            )
             _report_node_keys(line, report, "; a default for the NodeName lines after it")
             if "gres" in own:
                 _gres_gpus(own["gres"], line.where, report)
@@ -270,6 +273,9 @@ def read_partitions(
         if line.pairs[0][1].upper() == "DEFAULT":
             defaults.update(own)
             default_where.append(line.where)
+            report.map(
+                line.keys[0], "DEFAULT", line.where, "(defaults for the partitions after it)"
+            )
             _report_partition_keys(line, report, "a default for the partitions after it")
             continue
         _report_partition_keys(line, report, "")
