@@ -40,6 +40,12 @@ class Attr:
     name: str
     value: str
     where: Where
+    earlier: tuple[Where, ...] = ()
+    """the lines a ``+=`` added to, before ``where``"""
+
+    @property
+    def lines(self) -> tuple[Where, ...]:
+        return (*self.earlier, self.where)
 
 
 @dataclass
@@ -65,7 +71,9 @@ def _unquote(value: str) -> str:
 
 def _set(table: dict[str, Attr], name: str, value: str, where: Where, add: bool) -> None:
     if add and name in table:
-        value = table[name].value + "," + value
+        before = table[name]
+        table[name] = Attr(name, f"{before.value},{value}", where, before.lines)
+        return
     table[name] = Attr(name, value, where)
 
 
@@ -81,6 +89,13 @@ def read_qmgr(path: Path, report: ImportReport) -> Qmgr:
         create = _CREATE.match(text)
         if create:
             kind, name, rest = create.group(1).lower(), create.group(2), create.group(3) or ""
+            report.map(
+                f"create {kind}",
+                name,
+                where,
+                "(defines it)",
+                "its attributes are mapped or reported below",
+            )
             if kind == "queue":
                 out.queues.setdefault(name, {})
                 out.queue_where.setdefault(name, []).append(where)

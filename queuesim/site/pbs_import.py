@@ -283,19 +283,19 @@ def _queue(
                 raise ConfigError(f"{a.where}: {key} = {a.value}: expected a whole number")
             q.priority = int(a.value)
         if key in _QUEUE_MAPPED:
-            report.map(label, a.value, a.where, _QUEUE_MAPPED[key].replace("[]", f"[{name}]"))
+            report.map(label, a.value, a.lines, _QUEUE_MAPPED[key].replace("[]", f"[{name}]"))
             continue
         target = _limit(q, key, a.value)
         if target:
-            report.map(label, a.value, a.where, f"queues[{name}].{target}")
+            report.map(label, a.value, a.lines, f"queues[{name}].{target}")
         elif key in ("enabled", "started") and a.value.lower() in _TRUE:
-            report.map(label, a.value, a.where, "(as in queuesim)", "the queue runs jobs")
+            report.map(label, a.value, a.lines, "(as in queuesim)", "the queue runs jobs")
         else:
             reason = next(
                 (r for p, r in _QUEUE_REASONS if key.startswith(p)),
                 "a queue attribute the site model has no key for",
             )
-            report.skip(label, a.value, a.where, reason)
+            report.skip(label, a.value, a.lines, reason)
     return q
 
 
@@ -340,7 +340,7 @@ def _server(qmgr: Qmgr, queues: list[DraftQueue], report: ImportReport) -> None:
                 )
                 continue
         if key in ("scheduling",) and a.value.lower() in _TRUE:
-            report.map(label, a.value, a.where, "(as in queuesim)", "the scheduler runs")
+            report.map(label, a.value, a.lines, "(as in queuesim)", "the scheduler runs")
         elif key in ("default_queue", "backfill_depth"):
             continue  # mapped where used
         else:
@@ -429,7 +429,7 @@ def import_pbs(files: PbsFiles) -> PbsImport:
                     f"queue {name} {key}", a.value, a.where, "an attribute of a routing queue"
                 )
             else:
-                report.map(f"queue {name} {key}", a.value, a.where, "routing: walltime")
+                report.map(f"queue {name} {key}", a.value, a.lines, "routing: walltime")
     if not draft.queues:
         draft.queues = [DraftQueue("workq", [])]
         report.skip(

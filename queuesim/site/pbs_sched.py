@@ -77,7 +77,15 @@ def _options(options: Sequence[SchedOption], report: ImportReport) -> dict[str, 
                     f"replaced by the {o.prime} value {o.value}",
                 )
             chosen[o.key] = o
-        elif before.value.lower() != o.value.lower():
+        elif before.value.lower() == o.value.lower():
+            report.map(
+                o.key,
+                f"{o.value} ({o.prime})",
+                o.where,
+                "(as the line before)",
+                f"the same value as for {before.prime}",
+            )
+        else:
             report.skip(
                 o.key,
                 f"{o.value} ({o.prime})",
