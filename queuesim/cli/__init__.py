@@ -27,6 +27,7 @@ from queuesim.cli import (
     generate,
     heatmap,
     import_machines,
+    import_site,
     inspect,
     policies,
     run,
@@ -51,6 +52,7 @@ COMMANDS = (
     generate,
     solve,
     import_machines,
+    import_site,
     study,
 )
 
