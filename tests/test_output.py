@@ -171,6 +171,9 @@ def test_jobs_parquet_and_jobs_csv_hold_the_same_table(
     pd.testing.assert_frame_equal(
         pd.read_csv(tmp_path / "c" / "jobs.csv"), parquet, check_dtype=False
     )
+    # jobs.csv is laid out column by column, in the bytes pandas' to_csv writes
+    pandas_bytes = expected.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    assert (tmp_path / "c" / "jobs.csv").read_bytes() == pandas_bytes
     assert pq.read_schema(tmp_path / "p" / "jobs.parquet").metadata is None  # no versions
 
 

