@@ -46,9 +46,10 @@ def loaded_after(code: str, *args: str) -> set[str]:
 
 
 def test_importing_the_command_line_loads_no_plotting_scipy_pandas_or_numba() -> None:
-    """Building the parser (``queuesim --help``, and the start of every command) imports
-    only the command modules: each command imports its work inside its handler, and the
-    package's API names are imported when first used."""
+    """Importing the command line (the module of every command) loads none of them: each
+    command imports its work inside its handler, and the package's API names are imported
+    when first used. (Building the parser still imports the trace readers, for the list
+    of --format choices.)"""
     loaded = loaded_after("import queuesim.cli.run, queuesim.cli")
     assert loaded == set()
 
