@@ -6,19 +6,45 @@ The Python API mirrors the command line: :func:`simulate` returns a :class:`Resu
 runs one workload through several setups and returns a :class:`Comparison` (tables,
 wait changes against a baseline, heatmaps: see :mod:`queuesim.results.comparison` and
 :func:`queuesim.results.heatmap.wait_grid`).
+
+The names are imported when first used (PEP 562), so that importing a part of queuesim -
+a command of :mod:`queuesim.cli`, the trace readers - does not import the simulator,
+pandas, numba and every policy with it.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from queuesim.common.version import __version__
-from queuesim.core.result import Result
-from queuesim.core.workload import CleaningOptions, Workload, load_workload
-from queuesim.results.comparison import Comparison
-from queuesim.results.metrics import Metrics, compute_metrics
-from queuesim.site.loading import load_site
-from queuesim.site.model import Site
-from queuesim.studies.compare import Setup, compare
-from queuesim.studies.simulate import metrics_of, simulate
+
+if TYPE_CHECKING:
+    from queuesim.core.result import Result
+    from queuesim.core.workload import CleaningOptions, Workload, load_workload
+    from queuesim.results.comparison import Comparison
+    from queuesim.results.metrics import Metrics, compute_metrics
+    from queuesim.site.loading import load_site
+    from queuesim.site.model import Site
+    from queuesim.studies.compare import Setup, compare
+    from queuesim.studies.simulate import metrics_of, simulate
+
+#: where each name of the API is defined
+_HOMES = {
+    "CleaningOptions": "queuesim.core.workload",
+    "Comparison": "queuesim.results.comparison",
+    "Metrics": "queuesim.results.metrics",
+    "Result": "queuesim.core.result",
+    "Setup": "queuesim.studies.compare",
+    "Site": "queuesim.site.model",
+    "Workload": "queuesim.core.workload",
+    "compare": "queuesim.studies.compare",
+    "compute_metrics": "queuesim.results.metrics",
+    "load_site": "queuesim.site.loading",
+    "load_workload": "queuesim.core.workload",
+    "metrics_of": "queuesim.studies.simulate",
+    "simulate": "queuesim.studies.simulate",
+}
 
 __all__ = [
     "CleaningOptions",
@@ -36,3 +62,16 @@ __all__ = [
     "metrics_of",
     "simulate",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'queuesim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # imported once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

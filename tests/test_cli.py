@@ -2,7 +2,7 @@
 
 The README's demo must run and write its files; the same run twice must give the same
 bytes; bad input must give one clear message on stderr and a non-zero exit, never a
-traceback; and on a real trace the schedule in jobs.csv must be feasible.
+traceback; and on a real trace the schedule in the job table must be feasible.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ KTH_SAMPLE = REPO / "workloads" / "kth-sp2-sample.swf"
 SHIPPED_SITES = sorted((REPO / "site-configs").glob("*.yaml"))
 OUT_FILES = (
     "metrics.json",
-    "jobs.csv",
+    "jobs.parquet",
     "schedule.swf",
     "cleaning.csv",
     "queues.csv",
@@ -102,7 +102,7 @@ def test_readme_demo_exits_0_prints_the_summary_and_writes_its_files(
     assert list(metrics["cleaning"]) == list(CLEANING_REASONS)
     assert metrics["run"]["policy"] == "easy"
 
-    jobs = pd.read_csv(out_dir / "jobs.csv")
+    jobs = pd.read_parquet(out_dir / "jobs.parquet")
     assert set(JOB_COLUMNS) <= set(jobs.columns)
     assert len(jobs) == 2000
     np.testing.assert_array_equal(jobs["wait"], jobs["start"] - jobs["submit"])
@@ -115,6 +115,41 @@ def test_readme_demo_exits_0_prints_the_summary_and_writes_its_files(
 
     cleaning = (out_dir / "cleaning.csv").read_text(encoding="utf-8")
     assert cleaning == "job_id,line,reason,action\n"  # the sample needs no cleaning
+
+
+def test_jobs_format_csv_writes_the_same_job_table_as_csv_instead_of_parquet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--jobs-format csv: jobs.csv in place of jobs.parquet, the same rows and values,
+    and every other file byte-identical to the default run's."""
+    code, _, err = run_cli(capsys, "run", KTH_SITE, KTH_SAMPLE, "--quiet", "--out", tmp_path / "p")
+    assert code == 0, err
+    code, _, err = run_cli(
+        capsys, "run", KTH_SITE, KTH_SAMPLE, "--quiet", "--out", tmp_path / "c",
+        "--jobs-format", "csv",
+    )  # fmt: skip
+    assert code == 0, err
+    csv_files = sorted(p.name for p in (tmp_path / "c").iterdir())
+    assert csv_files == sorted(name.replace("jobs.parquet", "jobs.csv") for name in OUT_FILES)
+    from_csv = pd.read_csv(tmp_path / "c" / "jobs.csv")
+    from_parquet = pd.read_parquet(tmp_path / "p" / "jobs.parquet")
+    pd.testing.assert_frame_equal(from_csv, from_parquet, check_dtype=False)
+    for name in set(OUT_FILES) - {"jobs.parquet"}:
+        assert (tmp_path / "c" / name).read_bytes() == (tmp_path / "p" / name).read_bytes()
+
+
+def test_jobs_format_choices_are_the_writers_formats_default_first() -> None:
+    """The option's choices are spelled in the CLI (which imports no writer to build its
+    parser); they must stay the writer's formats, with the same default."""
+    from queuesim.cli import build_parser
+    from queuesim.results.output import JOBS_FORMATS
+
+    parser = build_parser()
+    assert parser.parse_args(["run", "s", "w"]).jobs_format == JOBS_FORMATS[0]
+    for name in JOBS_FORMATS:
+        assert parser.parse_args(["run", "s", "w", "--jobs-format", name]).jobs_format == name
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "s", "w", "--jobs-format", "xlsx"])
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "easy", "conservative"])
@@ -382,7 +417,7 @@ def test_easy_on_the_full_kth_trace_gives_a_feasible_schedule(
         capsys, "run", KTH_SITE, trace, "--policy", "easy", "--quiet", "--out", out_dir
     )
     assert code == 0, err
-    jobs = pd.read_csv(out_dir / "jobs.csv")
+    jobs = pd.read_parquet(out_dir / "jobs.parquet")
     metrics = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
     site = load_site(KTH_SITE)
     prepared = load_workload(trace, site).jobs

@@ -132,7 +132,7 @@ def test_the_main_command_runs_by_names_from_another_directory(
     capsys.readouterr()
     assert main(["run", str(REPO / "site-configs" / "kth-sp2.yaml"),
                  str(REPO / "workloads" / "kth-sp2-sample.swf"), "--out", "ref"]) == 0  # fmt: skip
-    for name in ("jobs.csv", "metrics.json", "schedule.swf"):
+    for name in ("jobs.parquet", "metrics.json", "schedule.swf"):
         assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "ref" / name).read_bytes()
 
 

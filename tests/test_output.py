@@ -9,6 +9,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 import queuesim.results.output as output
@@ -24,7 +26,7 @@ KTH_SITE = REPO / "site-configs" / "kth-sp2.yaml"
 KTH_SAMPLE = REPO / "workloads" / "kth-sp2-sample.swf"
 OUT_FILES = [
     "cleaning.csv",
-    "jobs.csv",
+    "jobs.parquet",
     "metrics.json",
     "queues.csv",
     "schedule.swf",
@@ -141,14 +143,46 @@ def test_atomic_write_text_replaces_the_content_with_unix_newlines(tmp_path: Pat
 # --- write_run -------------------------------------------------------------------------------
 
 
-def test_write_run_writes_the_four_files_and_returns_them(
+def test_write_run_writes_the_documented_files_and_returns_them(
     tmp_path: Path, runs: dict[str, tuple[Result, Metrics]]
 ) -> None:
     files = write_run(tmp_path / "out", *runs["easy"])
     assert sorted(f.name for f in files) == OUT_FILES
     assert names_in(tmp_path / "out") == OUT_FILES
-    header = (tmp_path / "out" / "jobs.csv").read_text(encoding="utf-8").splitlines()[0]
+    columns = pq.read_schema(tmp_path / "out" / "jobs.parquet").names
+    assert columns == list(JOB_CSV_COLUMNS)
+
+
+def test_jobs_parquet_and_jobs_csv_hold_the_same_table(
+    tmp_path: Path, runs: dict[str, tuple[Result, Metrics]]
+) -> None:
+    """The two formats of the job table differ in encoding only: the same columns, in
+    order, with the Result's values and types (integers stay integers in Parquet)."""
+    result, metrics = runs["easy"]
+    write_run(tmp_path / "p", result, metrics)
+    write_run(tmp_path / "c", result, metrics, jobs_format="csv")
+    assert names_in(tmp_path / "c") == [n.replace("jobs.parquet", "jobs.csv") for n in OUT_FILES]
+    header = (tmp_path / "c" / "jobs.csv").read_text(encoding="utf-8").splitlines()[0]
     assert header.split(",") == list(JOB_CSV_COLUMNS)
+    parquet = pd.read_parquet(tmp_path / "p" / "jobs.parquet")
+    expected = result.jobs.loc[:, list(JOB_CSV_COLUMNS)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(parquet, expected, check_dtype=False)
+    assert parquet["job_id"].dtype == "int64" and parquet["wait"].dtype == "float64"
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "c" / "jobs.csv"), parquet, check_dtype=False
+    )
+    # jobs.csv is laid out column by column, in the bytes pandas' to_csv writes
+    pandas_bytes = expected.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    assert (tmp_path / "c" / "jobs.csv").read_bytes() == pandas_bytes
+    assert pq.read_schema(tmp_path / "p" / "jobs.parquet").metadata is None  # no versions
+
+
+def test_write_run_refuses_an_unknown_jobs_format(
+    tmp_path: Path, runs: dict[str, tuple[Result, Metrics]]
+) -> None:
+    with pytest.raises(ValueError, match="jobs_format must be one of"):
+        write_run(tmp_path / "x", *runs["easy"], jobs_format="xlsx")
+    assert not (tmp_path / "x").exists()
 
 
 def test_rerunning_write_run_overwrites_every_file_cleanly(

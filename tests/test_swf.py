@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import math
 from pathlib import Path
 
 import numpy as np
@@ -552,6 +553,87 @@ def test_write_read_round_trip_property(tmp_path: Path, jobs: pd.DataFrame) -> N
     back = read_swf(out).jobs
     pd.testing.assert_frame_equal(back[list(SWF_FIELDS)], jobs[list(SWF_FIELDS)])
     assert back["line"].tolist() == list(range(2, len(jobs) + 2))
+
+
+def _reference_cell(value: object) -> str:
+    """One field as the writer documents it, formatted by hand: NaN is -1, a whole value
+    within the int64 range an integer, anything else at most two decimals."""
+    number = float(value)  # type: ignore[arg-type]
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if math.isnan(number):
+        return "-1"
+    if number == math.trunc(number) and abs(number) < 2.0**63:
+        return str(int(number))
+    text = f"{number:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _reference_job_lines(jobs: pd.DataFrame) -> str:
+    """The job lines written line by line in plain Python: the oracle of the vectorised
+    writer."""
+    columns = []
+    for name in SWF_FIELDS:
+        cells = [_reference_cell(v) for v in jobs[name]] if name in jobs else ["-1"] * len(jobs)
+        width = max(len(cell) for cell in cells)
+        columns.append([cell.rjust(width) for cell in cells])
+    return "".join(" ".join(row) + "\n" for row in zip(*columns, strict=True))
+
+
+_any_int64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+_around_groups = st.sampled_from([-10001, -10000, -9999, -1, 0, 9, 10, 9999, 10000, 10**8])
+_finite = st.floats(allow_nan=True, allow_infinity=False)
+_cents = st.integers(min_value=-(10**14), max_value=10**14).map(lambda cents: cents / 100)
+
+
+@st.composite
+def _any_job_frames(draw: st.DrawFn) -> pd.DataFrame:
+    """Frames of any width of values: int64 extremes, values around the writer's groups
+    of four digits, negatives, NaN, fractions, huge floats, constant and missing columns."""
+    n = draw(st.integers(min_value=1, max_value=25))
+    data: dict[str, pd.Series] = {}
+    for name in SWF_FIELDS:
+        kind = draw(st.sampled_from(["int", "constant", "whole floats", "floats", "missing"]))
+        if kind == "missing":
+            continue
+        if kind == "constant":
+            data[name] = pd.Series([draw(st.one_of(_around_groups, _any_int64))] * n, dtype="int64")
+        elif kind == "int":
+            values = st.one_of(_around_groups, _any_int64, st.integers(-1, 10**6))
+            data[name] = pd.Series(draw(st.lists(values, min_size=n, max_size=n)), dtype="int64")
+        elif kind == "whole floats" or name in INT_FIELDS:
+            whole = st.one_of(st.integers(-(10**15), 10**15).map(float), st.just(float("nan")))
+            data[name] = pd.Series(draw(st.lists(whole, min_size=n, max_size=n)), dtype="float64")
+        else:
+            values = st.one_of(_finite, _cents, _around_groups.map(float))
+            data[name] = pd.Series(draw(st.lists(values, min_size=n, max_size=n)), dtype="float64")
+    return pd.DataFrame(data, index=range(n))
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(jobs=_any_job_frames())
+def test_vectorised_writer_writes_what_line_by_line_formatting_writes(
+    tmp_path: Path, jobs: pd.DataFrame
+) -> None:
+    """The writer lays out all lines at once (groups of four digits, signs, fractions put
+    in afterwards); its bytes must be those of formatting each line by hand."""
+    out = tmp_path / "oracle.swf"
+    write_swf(out, jobs, ["Note: oracle"])
+    assert out.read_text(encoding="ascii") == "; Note: oracle\n" + _reference_job_lines(jobs)
+
+
+def test_writer_handles_the_int64_extremes_and_group_boundaries(tmp_path: Path) -> None:
+    """Values at the ends of int64 and at the writer's groups of four digits, in one
+    column, are written exactly."""
+    edges = [-(2**63), 2**63 - 1, 0, -1, 9999, 10000, -10000, 100_000_000, -99_999_999]
+    jobs = frame(job_id=edges, submit=[float(v) for v in edges[2:]] + [0.0, 0.0])
+    out = tmp_path / "edges.swf"
+    write_swf(out, jobs)
+    lines = out.read_text(encoding="ascii")
+    assert lines == _reference_job_lines(jobs)
+    assert [int(line.split()[0]) for line in lines.splitlines()] == edges
 
 
 # --------------------------------------------------------------------------- real traces

@@ -13,8 +13,6 @@ from rich.table import Table
 from rich.text import Text
 
 from queuesim.cli.options import add_format, paragraph, subparser
-from queuesim.reports.summary import facts_grid, spaced
-from queuesim.reports.terminal import titled_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -91,6 +89,8 @@ Column = tuple[str, str, Callable[[Any], str]]
 
 
 def _table(title: str, frame: pd.DataFrame, columns: tuple[Column, ...]) -> Table:
+    from queuesim.reports.terminal import titled_table
+
     table = titled_table(title)
     for header, _, show in columns:
         table.add_column(header, justify="left" if show is str else "right", overflow="fold")
@@ -129,6 +129,8 @@ _NOTES: tuple[Column, ...] = (
 
 def render(found: Inspection) -> RenderableType:
     """The inspection as the terminal shows it."""
+    from queuesim.reports.summary import facts_grid, spaced
+
     facts = facts_grid(
         {
             "log": found.path,

@@ -32,8 +32,9 @@ HELP = "simulate one site on one workload and print the summary"
 DESCRIPTION = paragraph(
     """
     Simulate SITE (a YAML site file) on WORKLOAD (an SWF trace, .gz read transparently). The
-    policy is the site file's unless --policy is given. With --out, metrics.json, jobs.csv,
-    schedule.swf and cleaning.csv are written there atomically.
+    policy is the site file's unless --policy is given. With --out, metrics.json, the job
+    table (jobs.parquet, or jobs.csv with --jobs-format csv), schedule.swf, cleaning.csv,
+    queues.csv and users.csv are written there atomically.
     """
 )
 
@@ -59,6 +60,13 @@ def add_parser(sub: Any) -> None:
         help="policy parameter; repeat for several",
     )
     add_out(parser, "write the result files into DIR")
+    parser.add_argument(
+        "--jobs-format",
+        choices=("parquet", "csv"),
+        default="parquet",
+        help="with --out, write the one-row-per-job table as jobs.parquet (the default: "
+        "fast, typed, for pandas and any Arrow reader) or as jobs.csv",
+    )
     add_tau(parser)
     add_cleaning(
         parser,
@@ -183,11 +191,19 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     for name, value in sorted(result.counters.items()):
         facts[name.replace("_", " ")] = f"{value:,}"
     facts.update(metric_facts(extras))
+    breakdown = breakdowns(result, metrics) if args.out or not args.quiet else None
     if args.out:
-        files = write_run(Path(args.out), result, metrics, extras=extras)
+        files = write_run(
+            Path(args.out),
+            result,
+            metrics,
+            jobs_format=args.jobs_format,
+            extras=extras,
+            breakdown=breakdown,
+        )
         facts["written"] = ", ".join(str(f) for f in files)
-    if not args.quiet:
-        queues, users = breakdowns(result, metrics)
+    if breakdown is not None and not args.quiet:
+        queues, users = breakdown
         print_summary(
             console,
             title=f"queuesim {site.name} / {result.policy}",

@@ -51,8 +51,6 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.optimize import linprog
-from scipy.sparse import coo_array
 
 __all__ = [
     "JOB_COLUMNS",
@@ -329,6 +327,10 @@ class _Instance:
         return all(self._group_feasible(group, deadline) for group in groups)
 
     def _group_feasible(self, group: IntArray, deadline: FloatArray) -> bool:
+        # scipy costs a quarter of a second to import: only the bound's LPs need it
+        from scipy.optimize import linprog
+        from scipy.sparse import coo_array
+
         release, due = self.release[group], deadline[group]
         runtime, demand = self.runtime[group], self.demand[group]
         points = np.unique(np.concatenate([release, due]))

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from queuesim.common.atomic import atomic_path
 from queuesim.traces.swf import SwfTrace, write_swf
 
-__all__ = ["EXPORT_SUFFIXES", "export_trace"]
+__all__ = ["EXPORT_SUFFIXES", "export_trace", "write_parquet"]
 
 #: what :func:`export_trace` writes, by the end of the output's name
 EXPORT_SUFFIXES = (".swf", ".swf.gz", ".parquet")
@@ -56,16 +56,26 @@ def export_trace(trace: SwfTrace, out: str | Path, source_format: str) -> Path:
         jobs, queue_lines = _numbered_queues(trace)
         write_swf(out, jobs, [*trace.header.lines, *queue_lines, note])
     elif name.endswith(".parquet"):
-        table = pa.Table.from_pandas(trace.jobs, preserve_index=False)
-        metadata = dict(table.schema.metadata or {})
-        metadata.pop(b"pandas", None)  # carries nothing the columns do not
-        metadata[b"queuesim.header"] = "\n".join(header).encode("utf-8")
-        table = table.replace_schema_metadata(metadata)
-        with atomic_path(out) as tmp:
-            pq.write_table(table, tmp, compression="zstd", write_statistics=False)
+        write_parquet(out, trace.jobs, {"queuesim.header": "\n".join(header)})
     else:
         raise ValueError(
             f"{out}: cannot tell the output format from its name; expected it to end in "
             + ", ".join(EXPORT_SUFFIXES)
         )
     return out
+
+
+def write_parquet(
+    out: str | Path, frame: pd.DataFrame, metadata: dict[str, str] | None = None
+) -> None:
+    """Write ``frame`` (its columns, not its index) as Parquet through pyarrow, atomically,
+    with ``metadata`` in the file's key-value metadata. Deterministic: no pandas metadata
+    (it names the pandas version and carries nothing the columns do not), zstd, no
+    statistics; the same frame gives the same bytes with the same pyarrow."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    kept = dict(table.schema.metadata or {})
+    kept.pop(b"pandas", None)
+    kept.update({k.encode("utf-8"): v.encode("utf-8") for k, v in (metadata or {}).items()})
+    table = table.replace_schema_metadata(kept or None)
+    with atomic_path(out) as tmp:
+        pq.write_table(table, tmp, compression="zstd", write_statistics=False)

@@ -57,7 +57,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.special import gammainc
 
 from queuesim.traces.swf import INT_FIELDS, SWF_FIELDS
 
@@ -167,6 +166,8 @@ def daily_cycle_weights(params: ClassParams) -> FloatArray:
     that a gamma(``anum``, ``bnum``) variable, in half-hour units, falls within
     ``i +- 0.5``. A weight above 1 marks a busier than average half hour.
     """
+    from scipy.special import gammainc  # only the generator needs scipy (slow to import)
+
     i = np.arange(11, 11 + BUCKETS_PER_DAY, dtype=np.float64)
     mass = gammainc(params.anum, (i + 0.5) / params.bnum) - gammainc(
         params.anum, (i - 0.5) / params.bnum
