@@ -78,12 +78,6 @@ def test_run_without_figures_does_not_import_matplotlib(tmp_path: Path) -> None:
     assert (tmp_path / "jobs.parquet").is_file()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="policies/dfrs/yields.py imports scipy.optimize and scipy.sparse at module level "
-    "and importing any policy imports it (outside this change); remove this mark once the "
-    "policies import scipy where they solve",
-)
 def test_run_of_a_batch_policy_does_not_import_scipy_solvers(tmp_path: Path) -> None:
     """EASY backfilling solves no linear program: ``queuesim run`` with it should not pay
     for scipy's solvers (about a quarter of a second). The run path's own modules already

@@ -29,10 +29,9 @@ their 500,000 attempts.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from queuesim.common.errors import ConfigError
 from queuesim.policies.dfrs.instance import (
@@ -44,6 +43,9 @@ from queuesim.policies.dfrs.instance import (
 )
 from queuesim.policies.dfrs.packing import FIT_EPS, SORT_KEYS, mcb_mapping
 from queuesim.policies.dfrs.yields import YieldStep, step_yields
+
+if TYPE_CHECKING:
+    from scipy.optimize import LinearConstraint
 
 #: bound on placement attempts of GB and SGB (``003`` section 3.3)
 PLACEMENT_ATTEMPTS = 500_000
@@ -217,6 +219,9 @@ def _vcsched_program(
     they are left out. Returns the objective (to minimise, so ``-Y``), the constraints and
     the number ``T * H`` of ``e`` variables.
     """
+    import scipy.sparse as sp  # a solver's import, paid only when one solves
+    from scipy.optimize import LinearConstraint
+
     tasks, hosts = instance.n_tasks, instance.hosts
     th = tasks * hosts
     n_var = 2 * th + 1
@@ -249,6 +254,8 @@ def relaxation(instance: Instance) -> tuple[float, FloatArray] | None:
     """Solve the LP relaxation of the VCSched MILP with HiGHS: its minimum yield and the
     fractional placement ``e`` (tasks x hosts); None when it is infeasible (the tasks'
     memory exceeds the hosts')."""
+    from scipy.optimize import Bounds, milp
+
     objective, constraints, th = _vcsched_program(instance)
     result = milp(objective, constraints=constraints, bounds=Bounds(0.0, 1.0))
     if result.status != 0:
@@ -274,6 +281,8 @@ def milp_mapping(instance: Instance, time_limit: float | None = None) -> IntArra
     optimum puts task ``t`` on a host ``<= t``; the other ``e[t, h]`` are fixed to 0. With a
     ``time_limit`` the best mapping found so far is returned (maybe not optimal).
     """
+    from scipy.optimize import Bounds, milp
+
     objective, constraints, th = _vcsched_program(instance)
     upper = np.ones(objective.shape[0])
     e_upper = upper[:th].reshape(instance.n_tasks, instance.hosts)

@@ -24,8 +24,6 @@ from __future__ import annotations
 from enum import StrEnum
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from queuesim.policies.dfrs.instance import FloatArray, Instance, IntArray, host_sums
 
@@ -164,6 +162,9 @@ def _lp_average(
     instance: Instance, jobs: IntArray, hosts: IntArray, cost: FloatArray, floor: float
 ) -> FloatArray:
     """Maximise the sum of yields in [floor, 1] under the host capacities (HiGHS)."""
+    import scipy.sparse as sp  # a solver's import, paid only when one solves
+    from scipy.optimize import linprog
+
     capacity = sp.csr_matrix((cost, (hosts, jobs)), shape=(instance.hosts, instance.n_jobs))
     result = linprog(
         -np.ones(instance.n_jobs),
