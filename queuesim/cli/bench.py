@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -12,8 +13,11 @@ from queuesim.cli.options import add_folders, add_policies, folders, paragraph, 
 HELP = "time full real traces under each policy (jobs/s, peak memory)"
 DESCRIPTION = paragraph(
     """
-    Run each policy on full real traces, each run in a fresh process, and print jobs, wall
-    seconds, jobs/s and peak memory. Traces are looked up in --workloads (default:
+    Run the performance table - full real traces under the built-in policies, reshaped
+    traces of one and two million jobs, a deep queue, the README sample cold and warm -,
+    each run in a fresh process, and print every phase's seconds, jobs/s, peak memory and
+    the target (the quick runs by default, all with --full). With --trace or --policy:
+    each policy on each trace instead. Traces are looked up in --workloads (default:
     ../shared/workloads beside the repository).
     """
 )
@@ -41,6 +45,18 @@ def add_parser(sub: Any) -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="runs per reader for --readers; the median is shown"
     )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="every run of the performance table (about 15 minutes), not only the quick ones "
+        "(about a minute)",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=Path("queuesim-bench.json"),
+        help="where the table's figures are written as JSON (queuesim-bench.json)",
+    )
     add_folders(parser)
     parser.set_defaults(handler=cmd_bench)
 
@@ -54,11 +70,18 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
 
         run_reader_bench(console, workloads, args.records, args.repeat)
         return 0
-    run_bench(
-        console,
-        traces=args.trace or DEFAULT_TRACES,
-        policies=args.policy or DEFAULT_POLICIES,
-        workloads=workloads,
-        site_configs=configs,
+    if args.trace or args.policy:
+        run_bench(
+            console,
+            traces=args.trace or DEFAULT_TRACES,
+            policies=args.policy or DEFAULT_POLICIES,
+            workloads=workloads,
+            site_configs=configs,
+        )
+        return 0
+    from queuesim.studies.bench_table import run_bench_table
+
+    run_bench_table(
+        console, full=args.full, workloads=workloads, site_configs=configs, record=args.json
     )
     return 0

@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -148,14 +149,28 @@ def _run_child(trace: Path, site: Path, policy: str) -> dict[str, Any]:
     return run_child(command, f"{trace.name} / {policy}")
 
 
-def run_child(command: list[str], label: str) -> dict[str, Any]:
+def run_child(command: list[str], label: str, timeout: float | None = None) -> dict[str, Any]:
     """Run ``command`` (a Python child that prints its figures as JSON on its last line)
-    and return them with its peak memory (``peak_mb``)."""
+    and return them with its peak memory (``peak_mb``); a child still running after
+    ``timeout`` seconds is killed and reported as ``{"timed_out": True}``."""
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stderr is not None
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        proc.kill()
+
+    timer = threading.Timer(timeout, stop) if timeout else None
+    if timer is not None:
+        timer.start()
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
+    if timer is not None:
+        timer.cancel()
+    if fired.is_set():
+        return {"timed_out": True}
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise QueuesimError(f"bench run {label} failed:\n{err.strip()}")

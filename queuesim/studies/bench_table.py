@@ -1,0 +1,320 @@
+"""``queuesim bench``'s table: the runs the performance targets are set on, each in a fresh
+process, with the time of every phase, jobs/s, peak memory and the target.
+
+A run reads a real trace from ``../shared/workloads`` (or ``--workloads``), possibly
+reshaped - repeated end to end with shifted submits and ids to a number of jobs, or its
+first jobs all submitted at once (a deep queue) -, prepares it for one or more sites,
+simulates, and writes the run's files (as ``queuesim run --out`` does) into a temporary
+folder. The README sample is timed as the whole command, once with an empty kernel cache
+(the first run on a new machine) and once warm.
+
+Phases: ``read`` (parse the trace), ``prepare`` (route and clean it for the site),
+``kernels`` (compile or load the compiled kernels), ``simulate``, ``write``; ``total`` is
+the child process's wall time, imports included. Start times are checked against the
+previous implementation's where :data:`~.bench.REFERENCE_STARTS` has them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from queuesim.common.atomic import atomic_write_text
+from queuesim.common.errors import QueuesimError
+from queuesim.common.version import __version__
+from queuesim.studies.bench import run_child, same_starts, start_digest
+
+HPC2N = "HPC2N-2002-2.2-cln.swf.gz"
+SDSC_SP2 = "SDSC-SP2-1998-4.2-cln.swf.gz"
+METACENTRUM = "metacentrum/METACENTRUM-2009-2.swf.gz"
+MC_SETUPS = (
+    "metacentrum-historic.yaml",
+    "metacentrum-conservative.yaml",
+    "metacentrum-complex.yaml",
+)
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """One row of the table."""
+
+    name: str
+    trace: str = HPC2N
+    sites: tuple[str, ...] = ("hpc2n.yaml",)
+    #: the site's own policy when None
+    policy: str | None = "easy"
+    #: ``repeat:N`` (the trace end to end, shifted, to N jobs), ``burst:N`` (its first N
+    #: jobs submitted at once), or ``""`` (as it is)
+    shape: str = ""
+    target_seconds: float | None = None
+    target_mb: float | None = None
+    #: only with ``--full``
+    full: bool = False
+    #: the README sample command (``cold``: with an empty kernel cache)
+    sample: str = ""
+
+
+RUNS = (
+    BenchRun("FCFS, full HPC2N", policy="fcfs", target_seconds=2),
+    BenchRun("EASY, full HPC2N", target_seconds=3, target_mb=400),
+    BenchRun("conservative, full HPC2N", policy="conservative", target_seconds=10),
+    BenchRun(
+        "METACENTRUM-2009, historic setup",
+        METACENTRUM,
+        MC_SETUPS[:1],
+        None,
+        target_seconds=4,
+    ),
+    BenchRun(
+        "METACENTRUM-2009, the three setups",
+        METACENTRUM,
+        MC_SETUPS,
+        None,
+        target_seconds=10,
+        full=True,
+    ),
+    BenchRun(
+        "EASY, 1,014,355 jobs (HPC2N x5)",
+        shape="repeat:1014355",
+        target_seconds=15,
+        target_mb=1024,
+        full=True,
+    ),
+    BenchRun(
+        "EASY, 2,000,000 jobs (HPC2N repeated)",
+        shape="repeat:2000000",
+        target_seconds=30,
+        target_mb=2048,
+        full=True,
+    ),
+    BenchRun(
+        "deep queue: 50,000 SDSC-SP2 jobs at once, EASY",
+        SDSC_SP2,
+        ("sdsc-sp2.yaml",),
+        shape="burst:50000",
+        target_seconds=5,
+        full=True,
+    ),
+    BenchRun(
+        "deep queue: 50,000 SDSC-SP2 jobs at once, conservative",
+        SDSC_SP2,
+        ("sdsc-sp2.yaml",),
+        "conservative",
+        shape="burst:50000",
+        target_seconds=20,
+        full=True,
+    ),
+    BenchRun("README sample, empty kernel cache", sample="cold", target_seconds=5, full=True),
+    BenchRun("README sample, warm", sample="warm", target_seconds=1),
+)
+
+#: EASY on a quarter to four times HPC2N, for the scaling line (``--full``)
+SCALING = tuple(
+    BenchRun(f"EASY, HPC2N x{factor:g}", shape=f"repeat:{round(202_871 * factor)}", full=True)
+    for factor in (0.25, 0.5, 1, 2, 4)
+)
+
+#: a run that takes longer than this is stopped and shown as such
+TIME_LIMIT = 900
+
+
+def reshape(trace: Any, shape: str) -> Any:
+    """``trace`` (an :class:`~queuesim.traces.swf.SwfTrace`) as ``shape`` says."""
+    if not shape:
+        return trace
+    kind, _, count = shape.partition(":")
+    n = int(count)
+    jobs = trace.jobs
+    if kind == "burst":
+        first = jobs.iloc[:n].copy()
+        first["submit"] = 0
+        return dataclasses.replace(trace, jobs=first)
+    if kind != "repeat":
+        raise QueuesimError(f"unknown trace shape {shape!r}")
+    import pandas as pd
+
+    span = float(jobs["submit"].max() - jobs["submit"].min()) + 1.0
+    copies = []
+    for k in range(-(-n // len(jobs))):
+        copy = jobs.copy()
+        copy["submit"] = copy["submit"] + k * span
+        copy["job_id"] = copy["job_id"] + k * int(jobs["job_id"].max())
+        copy["line"] = copy["line"] + k * int(jobs["line"].max())
+        copies.append(copy)
+    return dataclasses.replace(trace, jobs=pd.concat(copies, ignore_index=True).iloc[:n])
+
+
+def _child(name: str, workloads: str, configs: str) -> None:
+    """Run one row (in the child process) and print its figures as JSON."""
+    from queuesim.core.workload import CleaningOptions, prepare_trace, read_workload_trace
+    from queuesim.results.metrics import compute_metrics
+    from queuesim.results.output import write_run
+    from queuesim.site.loading import load_site
+    from queuesim.studies.simulate import simulate
+
+    run = next(r for r in RUNS + SCALING if r.name == name)
+    figures: dict[str, Any] = {"read": 0.0, "prepare": 0.0, "kernels": 0.0}
+    figures.update(simulate=0.0, write=0.0, jobs=0, starts=[])
+    # jobs no queue of a site can run are rejected and counted, as --reject-unrunnable does
+    # (METACENTRUM-2009 has 59 over every walltime limit of the MetaCentrum setups)
+    cleaning = CleaningOptions(reject_unrunnable=True)
+    t0 = time.perf_counter()
+    trace = reshape(read_workload_trace(Path(workloads) / run.trace, cleaning), run.shape)
+    figures["read"] = time.perf_counter() - t0
+    for site_file in run.sites:
+        site = load_site(Path(configs) / site_file).with_scheduler(run.policy)
+        t0 = time.perf_counter()
+        workload = prepare_trace(trace, site, cleaning)
+        figures["prepare"] += time.perf_counter() - t0
+        result = simulate(site, workload)
+        figures["kernels"] += result.compile_seconds
+        figures["simulate"] += result.wall_seconds
+        figures["jobs"] += len(result.jobs)
+        t0 = time.perf_counter()
+        metrics = compute_metrics(result.jobs, total_cpus=site.total_cpus)
+        with tempfile.TemporaryDirectory() as out:
+            write_run(Path(out), result, metrics)
+        figures["write"] += time.perf_counter() - t0
+        if not run.shape:
+            digest = start_digest(result.jobs["start"].to_numpy())
+            policy = run.policy or site.scheduler.policy
+            figures["starts"].append(same_starts(run.trace, site_file, policy, digest))
+    print(json.dumps(figures))
+
+
+def _sample(run: BenchRun) -> dict[str, Any]:
+    """Time the README's sample command (on the bundled site and sample) as a whole
+    process."""
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from queuesim.cli import main; sys.exit(main())",
+        "run",
+        "kth-sp2",
+        "kth-sp2-sample.swf",
+        "--quiet",
+    ]
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as cache:
+        if run.sample == "cold":
+            env["NUMBA_CACHE_DIR"] = cache
+        else:  # warm: one run fills the cache first
+            subprocess.run(command, env=env, check=True, capture_output=True)
+        started = time.perf_counter()
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        total = time.perf_counter() - started
+    if done.returncode != 0:
+        raise QueuesimError(f"bench run {run.name} failed:\n{done.stderr.strip()}")
+    return {"total": total, "jobs": 2000}
+
+
+def _measure(run: BenchRun, workloads: Path, configs: Path) -> dict[str, Any]:
+    if run.sample:
+        return _sample(run)
+    command = [sys.executable, "-m", __name__, run.name, str(workloads), str(configs)]
+    started = time.perf_counter()
+    figures = run_child(command, run.name, timeout=TIME_LIMIT)
+    figures["total"] = time.perf_counter() - started
+    return figures
+
+
+def _verdict(figures: dict[str, Any], run: BenchRun) -> str:
+    if figures.get("timed_out"):
+        return f"stopped after {TIME_LIMIT} s"
+    met = []
+    if run.target_seconds is not None:
+        met.append(figures["total"] <= run.target_seconds)
+    if run.target_mb is not None and "peak_mb" in figures:
+        met.append(figures["peak_mb"] <= run.target_mb)
+    if not met:
+        return ""
+    return "met" if all(met) else "not met"
+
+
+def _target(run: BenchRun) -> str:
+    parts = []
+    if run.target_seconds is not None:
+        parts.append(f"<= {run.target_seconds:g} s")
+    if run.target_mb is not None:
+        parts.append(f"<= {run.target_mb:,.0f} MB")
+    return ", ".join(parts)
+
+
+def run_bench_table(
+    console: Console,
+    *,
+    full: bool,
+    workloads: Path,
+    site_configs: Path,
+    record: Path | None,
+) -> list[dict[str, Any]]:
+    """Run the table's rows (all with ``full``, else the quick ones), print it, and write
+    the figures as JSON to ``record``; returns them."""
+    runs = [r for r in RUNS if full or not r.full] + (list(SCALING) if full else [])
+    for run in runs:
+        if not run.sample and not (workloads / run.trace).is_file():
+            raise QueuesimError(f"{workloads / run.trace}: trace not found (use --workloads DIR)")
+    table = Table(title=f"queuesim bench ({platform.node()}, {os.cpu_count()} CPUs)")
+    columns = ["run", "jobs", "read", "prepare", "kernels", "simulate", "write", "total s"]
+    columns += ["jobs/s", "peak MB", "target", "", "starts"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("run", "target", "") else "right")
+    rows = []
+    for run in runs:
+        console.print(f"running {run.name} ...", highlight=False)
+        figures = _measure(run, workloads, site_configs)
+        rows.append({"run": run.name, "target": _target(run), **figures})
+        cells = [run.name, f"{int(figures.get('jobs', 0)):,}"]
+        for phase in ("read", "prepare", "kernels", "simulate", "write"):
+            cells.append(f"{figures[phase]:.2f}" if phase in figures else "")
+        cells.append(f"{figures['total']:.2f}" if "total" in figures else "")
+        simulated = figures.get("simulate", 0.0)
+        cells.append(f"{figures['jobs'] / simulated:,.0f}" if simulated else "")
+        cells.append(f"{figures['peak_mb']:,.0f}" if "peak_mb" in figures else "")
+        cells += [_target(run), _verdict(figures, run), ", ".join(figures.get("starts", []))]
+        table.add_row(*cells)
+    console.print(table)
+    scaling = [r for r in rows if r["run"].startswith("EASY, HPC2N x") and "total" in r]
+    for small, big in itertools.pairwise(scaling):
+        ratio = big["simulate"] / small["simulate"] if small["simulate"] else float("inf")
+        console.print(
+            f"scaling {small['run']} -> {big['run']}: simulate x{ratio:.2f} (target <= 2.3)",
+            highlight=False,
+        )
+    if record is not None:
+        document = {
+            "queuesim_version": __version__,
+            "date": time.strftime("%Y-%m-%d"),
+            "machine": {
+                "node": platform.node(),
+                "cpus": os.cpu_count(),
+                "python": platform.python_version(),
+                "system": platform.platform(),
+            },
+            "runs": rows,
+        }
+        atomic_write_text(record, json.dumps(document, indent=2) + "\n")
+        console.print(f"figures written to {record}", highlight=False)
+    return rows
+
+
+def main(argv: Sequence[str]) -> None:
+    _child(*argv[:3])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
