@@ -183,7 +183,8 @@ def _grown(a: np.ndarray, need: int) -> np.ndarray:
     if a.shape[0] >= need:
         return a
     b = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
-    b[: a.shape[0]] = a
+    for k in range(a.shape[0]):
+        b[k] = a[k]
     return b
 
 
@@ -211,10 +212,13 @@ def _log_snapshots(
         usage = scratch.log_usage
         if usage.shape[0] < times.shape[0]:
             bigger = np.empty((times.shape[0], usage.shape[1]))
-            bigger[: usage.shape[0]] = usage
+            for r in range(usage.shape[0]):
+                for a in range(usage.shape[1]):
+                    bigger[r, a] = usage[r, a]
             usage = bigger
         times[nlog] = at
-        usage[nlog] = current
+        for a in range(current.shape[0]):
+            usage[nlog, a] = current[a]
         scratch = Scratch(
             scratch.alloc_pool, scratch.alloc_cpus, scratch.nodes, scratch.counts, times, usage
         )
@@ -444,7 +448,8 @@ def run_batch(  # type: ignore[no-untyped-def]
                     job = order[k]
                     starts_before[k] = promise[job]
                     if promised_in[job] == plannings and plannings > 0:
-                        known[k] = last_plans[promised_row[job]]
+                        for p in range(pools):
+                            known[k, p] = last_plans[promised_row[job], p]
                 promises = Promises(starts_before, known)
             else:
                 promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))

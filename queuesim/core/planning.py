@@ -175,7 +175,8 @@ def _book_promises(pl: Planning, promises: Promises) -> int:
             gpn = state.job_gpn[job]
             fits_promise = _fits_plan(prof, i, j, per_cpu, gpn, promised)
             if promised.sum() == jobs.cpus[job] and fits_promise:
-                plan.plans[k] = promised
+                for p in range(promised.shape[0]):
+                    plan.plans[k, p] = promised[p]
                 fits = True
             else:  # a running job outlived its estimate: any pools will do at that time
                 room = _window_room(prof, i, j, per_cpu, jobs.ppn[job], gpn, mask, plan.room)
@@ -228,7 +229,8 @@ def _start_due_promises(pl: Planning, booked: int) -> int:
             plan.held[k] = limit
             per_cpu, gpn = state.job_mem[job], state.job_gpn[job]
             _take(prof, state.now, jobs.estimate[job], per_cpu, gpn, plan.plans[k], -1)
-            plan.plans[k] = 0
+            for p in range(plan.plans.shape[1]):
+                plan.plans[k, p] = 0
             plan.starts[k] = NEVER
         else:
             _count_start(job, jobs, counts)

@@ -364,13 +364,20 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
     # the most CPUs each (memory per CPU, pools, shape) combination could ever get
     placeable = ~no_queue & ~unmet
     rows = state.mask_row(queue_index, resolved.node_set)
-    combos, which = np.unique(
-        np.stack([mem_per_cpu[placeable], rows[placeable], ppn[placeable], gpn[placeable]]),
-        axis=1,
-        return_inverse=True,
+    shapes = pd.DataFrame(
+        {
+            "mem": mem_per_cpu[placeable],
+            "row": rows[placeable],
+            "ppn": ppn[placeable],
+            "gpn": gpn[placeable],
+        }
     )
+    # groups numbered in order of first appearance, as drop_duplicates keeps them
+    # (numpy's unique over rows sorts them as void records: ten times slower)
+    which = shapes.groupby(list(shapes.columns), sort=False).ngroup().to_numpy()
+    combos = shapes.drop_duplicates().to_numpy()
     limits = np.array(
-        [state.max_placeable(int(m), int(r), int(p), int(g)) for m, r, p, g in combos.T],
+        [state.max_placeable(int(m), int(r), int(p), int(g)) for m, r, p, g in combos],
         dtype=np.int64,
     )
     too_large = np.zeros(len(jobs), dtype=bool)

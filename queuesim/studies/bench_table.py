@@ -129,7 +129,7 @@ SCALING = tuple(
 )
 
 #: a run that takes longer than this is stopped and shown as such
-TIME_LIMIT = 900
+TIME_LIMIT = 600
 
 
 def reshape(trace: Any, shape: str) -> Any:
