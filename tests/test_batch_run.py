@@ -21,6 +21,7 @@ from builders import J, make_workload
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
+from queuesim.core.batch_run import ORDER_FCFS, indexable
 from queuesim.core.engine import Simulation
 from queuesim.core.workload import load_workload
 from queuesim.policies.registry import make_policy
@@ -188,7 +189,10 @@ def test_a_deep_queue_is_scanned_only_as_far_as_jobs_can_start() -> None:
         {"name": "deep", "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 4}]}
     )
     jobs = [J(id=i + 1, submit=0, runtime=10 + i % 7, cpus=1 + i % 3) for i in range(2000)]
-    assert_same_run(site, make_workload(jobs, site), "easy", {})
+    workload = make_workload(jobs, site)
+    sim = Simulation(site, workload, make_policy("easy", {}))
+    assert sim.batch_rules is not None and indexable(sim.state, ORDER_FCFS, sim.batch_rules)
+    assert_same_run(site, workload, "easy", {})
 
 
 def test_kth_sample_runs_compiled_for_the_built_in_batch_policies() -> None:
@@ -224,3 +228,59 @@ def test_full_kth_sp2_starts_equal_the_previous_implementation(policy: str) -> N
     result = Simulation(site, load_workload(KTH_SP2, site), make_policy(policy, {})).run()
     digest = start_digest(result.jobs["start"].to_numpy())
     assert digest == REFERENCE_STARTS[(KTH_SP2.name, "kth-sp2.yaml", policy)]
+
+
+@st.composite
+def one_pool_scenarios(draw: st.DrawFn) -> tuple[Site, list[J]]:
+    """One cluster, no memory, no limits, FCFS order: where the backfill index finds the
+    jobs that start (many small jobs with long and short estimates, bursts of arrivals)."""
+    site = Site.model_validate(
+        {
+            "name": "one-pool",
+            "clusters": [
+                {
+                    "name": "c",
+                    "nodes": draw(st.integers(1, 6)),
+                    "cpus_per_node": draw(st.integers(1, 8)),
+                }
+            ],
+            "kill_at_walltime": draw(st.booleans()),
+            "estimate": draw(st.sampled_from(["requested", "exact"])),
+        }
+    )
+    jobs, t = [], 0
+    for i in range(draw(st.integers(1, 80))):
+        t += draw(st.just(0) | st.integers(0, 200))
+        jobs.append(
+            J(
+                id=i + 1,
+                submit=t,
+                runtime=draw(st.integers(1, 1500)),
+                cpus=draw(st.integers(1, 3) | st.integers(1, site.total_cpus)),
+                requested=draw(st.integers(1, 3000)),
+                user=draw(st.integers(1, 3)),
+            )
+        )
+    return site, jobs
+
+
+@pytest.mark.parametrize(
+    ("policy", "params"),
+    [
+        ("easy", {"record_reservations": True}),
+        ("scan", {"reserved_jobs": 0}),
+        ("scan", {"reserved_jobs": 3}),
+    ],
+    ids=str,
+)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=one_pool_scenarios())
+def test_the_backfill_index_starts_what_the_job_by_job_loop_starts(
+    policy: str, params: dict[str, Any], scenario: tuple[Site, list[J]]
+) -> None:
+    site, jobs = scenario
+    workload = make_workload(jobs, site)
+    sim = Simulation(site, workload, make_policy(policy, params), compiled=True)
+    assert sim.batch_rules is not None
+    assert indexable(sim.state, ORDER_FCFS, sim.batch_rules)
+    assert_same_run(site, workload, policy, params)

@@ -30,6 +30,7 @@ import numba
 import numpy as np
 
 from queuesim.common.errors import PolicyViolation
+from queuesim.core.backfill_index import BackfillIndex, index_set, make_index, start_fitting
 from queuesim.core.cluster import ClusterState, NodeState, Placement, Request, _place, _release
 from queuesim.core.fairshare import (
     LedgerState,
@@ -262,11 +263,15 @@ def run_batch(  # type: ignore[no-untyped-def]
     out: RunOut,
     scratch: Scratch,
     report_every: int,
+    index: BackfillIndex,
+    fast: bool,
 ):
     """Replay every job under ``rules``: the engine's loop (finishes, then submits, then a
     pass when something waits and something changed). Fills ``out`` and changes
-    ``nodes``, ``limits`` and ``ledger`` as the jobs run. Returns (status, passes,
-    scratch, usage-log length); status 0 is a normal end."""
+    ``nodes``, ``limits`` and ``ledger`` as the jobs run. With ``fast`` (one pool, FCFS
+    order, no limits, no shapes: see :mod:`.backfill_index`), once the pass's reservations
+    are given ``index`` finds the jobs that start now. Returns (status, passes, scratch,
+    usage-log length); status 0 is a normal end."""
     n = run.submit.shape[0]
     capacity_cpus, capacity_mem, capacity_gpus = caps
     pools = nodes.pool_free_cpus.shape[0]
@@ -316,6 +321,8 @@ def run_batch(  # type: ignore[no-untyped-def]
     ended_since_planning = False
     # scratch of a pass
     prof = new_profile(16, pools, free_gpus.shape[0])
+    big = np.iinfo(np.int64).max
+    fast_started = np.empty(max(n, 1), dtype=np.int64)
     # what a pass decides, reused: its first rows are cleared after each pass
     decided = new_pass_plan(16, pools)
     usage_now = np.zeros(ledger.usage.shape[0])
@@ -365,6 +372,8 @@ def run_batch(  # type: ignore[no-untyped-def]
             per_size[c] += 1
             smallest = min(smallest, c)
             nwaiting += 1
+            if fast:
+                index_set(index, next_job, jobs.estimate[next_job])
             next_job += 1
             arrived = True
         if nwaiting and (finished or arrived):
@@ -466,9 +475,27 @@ def run_batch(  # type: ignore[no-untyped-def]
             pass_rules = PassRules(
                 rules.depth, rules.backfill, rules.greedy, compress, rules.reserve_limited
             )
+            # with the index, the job-by-job loop stops once the reservations are given
             seen = plan_into(
-                prof, pstate, jobs, limits, order, pass_rules, promises, plan, min_cpus
+                prof,
+                pstate,
+                jobs,
+                limits,
+                order,
+                pass_rules,
+                promises,
+                plan,
+                big if fast else min_cpus,
             )
+            if fast and seen < m:
+                after = order[seen - 1] if seen > 0 else -1
+                found = start_fitting(index, prof, jobs.cpus, jobs.estimate, after, fast_started)
+                for f in range(found):
+                    job = fast_started[f]
+                    k = np.searchsorted(order, job)
+                    plan.starts[k] = now
+                    plan.plans[k, 0] = jobs.cpus[job]
+                    seen = max(seen, k + 1)
             ended_since_planning = False
             plannings += 1
             if limits_any:
@@ -549,6 +576,8 @@ def run_batch(  # type: ignore[no-untyped-def]
                     )
                     charge_start(ledger, job, rate, now)
                 state[job] = _RUNNING
+                if fast:
+                    index_set(index, job, np.inf)
                 out.start[job] = now
                 est_end[job] = now + jobs.estimate[job]
                 nwaiting -= 1
@@ -624,6 +653,25 @@ def _ledger_of(ordering: WaitingOrder, n: int) -> tuple[LedgerState, int, np.nda
     return empty, ORDER_FCFS, np.zeros(n)
 
 
+def indexable(state: RunState, order_kind: int, rules: BatchRules) -> bool:
+    """Whether :mod:`.backfill_index` can stand for the job-by-job loop after the
+    reservations: FCFS order, one pool, no memory, shapes, GPUs or queue limits, and a
+    backfilling pass without promises or greedy blocking."""
+    cluster = state.cluster
+    return bool(
+        order_kind == ORDER_FCFS
+        and cluster.pools == 1
+        and cluster.masks.all()
+        and not state.limits.any
+        and not state.mem_per_cpu.any()
+        and not state.ppn.any()
+        and not state.gpn.any()
+        and rules.backfill
+        and not rules.greedy
+        and not rules.promises
+    )
+
+
 def replay(
     state: RunState,
     ordering: WaitingOrder,
@@ -631,11 +679,13 @@ def replay(
     *,
     record: dict[int, float] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    index: bool = True,
 ) -> int:
     """Run every job of ``state`` (fresh, nothing submitted yet) under ``rules`` in one
     compiled call, filling its start and end times, its limit counts and the ordering's
     ledger as the Python engine would; with ``record``, the first reservation of every job
-    that got one (by job number). Returns the number of scheduling passes."""
+    that got one (by job number); ``index``: use :mod:`.backfill_index` where it applies
+    (false: the job-by-job loop only, for tests). Returns the number of scheduling passes."""
     n = state.n
     cluster = state.cluster
     ledger, kind, priority = _ledger_of(ordering, n)
@@ -651,6 +701,7 @@ def replay(
         state.start_time, state.end_time, first_reservation, limits.held_times, limits.held_jobs
     )
     caps = (cluster.pool_capacity_cpus, cluster.pool_capacity_mem, cluster.pool_capacity_gpus)
+    fast = index and indexable(state, kind, rules)
     _PROGRESS[0] = progress
     try:
         status, passes, scratch, nlog = run_batch(
@@ -670,6 +721,8 @@ def replay(
             out,
             empty_scratch(n, ledger.usage.shape[0]),
             max(1, n // 200) if progress is not None else 0,
+            make_index(state.cpus if fast else np.zeros(0, dtype=np.int64)),
+            fast,
         )
     finally:
         _PROGRESS[0] = None
@@ -723,5 +776,7 @@ def warm_up() -> float:
         ),
         empty_scratch(1, 1),
         0,
+        make_index(one_i),
+        True,
     )
     return time.perf_counter() - started
