@@ -256,7 +256,9 @@ def one_pool_scenarios(draw: st.DrawFn) -> tuple[Site, list[J]]:
                 id=i + 1,
                 submit=t,
                 runtime=draw(st.integers(1, 1500)),
-                cpus=draw(st.integers(1, 3) | st.integers(1, site.total_cpus)),
+                cpus=draw(
+                    st.integers(1, min(3, site.total_cpus)) | st.integers(1, site.total_cpus)
+                ),
                 requested=draw(st.integers(1, 3000)),
                 user=draw(st.integers(1, 3)),
             )
