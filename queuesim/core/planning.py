@@ -194,21 +194,41 @@ def _book_promises(pl: Planning, promises: Promises) -> int:
 @numba.njit(cache=True)
 def _compress(pl: Planning) -> None:
     """Move each booked job, in priority order, to the earliest slot it fits in - never
-    later than its own, which is free for it (Mu'alem and Feitelson's compression)."""
+    later than its own, which is free for it (Mu'alem and Feitelson's compression).
+
+    On one pool, a job asking only CPUs can move only to a step before its start with as
+    many CPUs free; when none before it has (the running maximum of the free CPUs says so,
+    kept while no job moves), its search would end where it is: it stays, unsearched."""
     prof, state, jobs, _counts, waiting, plan = pl
+    one_pool = prof.cpus.shape[1] == 1
+    most = np.empty(prof.times.shape[0], dtype=np.int64)
+    most_valid = False
     for k in range(waiting.shape[0]):
         if plan.booked[k]:
             job = waiting[k]
             per_cpu = state.job_mem[job]
             duration = jobs.estimate[job]
             gpn = state.job_gpn[job]
-            _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], -1)
             mask = jobs.masks[jobs.mask_of[job]]
             need, ppn = jobs.cpus[job], jobs.ppn[job]
+            if one_pool and per_cpu == 0 and gpn == 0 and ppn == 0 and mask[0]:
+                if not most_valid:
+                    top = prof.cpus[0, 0]
+                    for s in range(prof.size[0]):
+                        top = max(top, prof.cpus[s, 0])
+                        most[s] = top
+                    most_valid = True
+                at = np.searchsorted(prof.times[: prof.size[0]], plan.starts[k])
+                if at == 0 or most[at - 1] < need:
+                    continue
+            before = plan.starts[k]
+            _take(prof, before, duration, per_cpu, gpn, plan.plans[k], -1)
             i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
             _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
             plan.starts[k] = prof.times[i]
             _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
+            if plan.starts[k] != before or not one_pool:
+                most_valid = False
 
 
 @numba.njit(cache=True)
