@@ -21,7 +21,7 @@ from builders import J, make_workload
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from queuesim.core.batch_run import ORDER_FCFS, indexable
+from queuesim.core.batch_run import ORDER_FCFS, indexable, replay
 from queuesim.core.engine import Simulation
 from queuesim.core.workload import load_workload
 from queuesim.policies.registry import make_policy
@@ -193,6 +193,27 @@ def test_a_deep_queue_is_scanned_only_as_far_as_jobs_can_start() -> None:
     sim = Simulation(site, workload, make_policy("easy", {}))
     assert sim.batch_rules is not None and indexable(sim.state, ORDER_FCFS, sim.batch_rules)
     assert_same_run(site, workload, "easy", {})
+
+
+def test_with_the_backfill_index_a_pass_looks_at_the_jobs_it_starts_not_the_whole_queue() -> None:
+    """The same deep queue run with and without the index: the job-by-job loop decides for
+    hundreds of waiting jobs a pass, the index for a handful, and both start the same jobs
+    at the same times."""
+    site = Site.model_validate(
+        {"name": "deep", "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 4}]}
+    )
+    jobs = [J(id=i + 1, submit=0, runtime=10 + i % 7, cpus=1 + i % 3) for i in range(2000)]
+    workload = make_workload(jobs, site)
+    per_pass, starts = {}, {}
+    for index in (False, True):
+        sim = Simulation(site, workload, make_policy("easy", {}))
+        assert sim.batch_rules is not None
+        passes, scanned = replay(sim.state, sim.ordering, sim.batch_rules, index=index)
+        per_pass[index] = scanned / passes
+        starts[index] = sim.state.start_time.copy()
+    np.testing.assert_array_equal(starts[False], starts[True])
+    assert per_pass[False] > 200
+    assert per_pass[True] < 5
 
 
 def test_kth_sample_runs_compiled_for_the_built_in_batch_policies() -> None:

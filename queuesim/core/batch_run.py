@@ -271,7 +271,8 @@ def run_batch(  # type: ignore[no-untyped-def]
     ``nodes``, ``limits`` and ``ledger`` as the jobs run. With ``fast`` (one pool, FCFS
     order, no limits, no shapes: see :mod:`.backfill_index`), once the pass's reservations
     are given ``index`` finds the jobs that start now. Returns (status, passes, scratch,
-    usage-log length); status 0 is a normal end."""
+    jobs the passes decided for one by one, scratch, usage-log length); status 0 is a normal
+    end."""
     n = run.submit.shape[0]
     capacity_cpus, capacity_mem, capacity_gpus = caps
     pools = nodes.pool_free_cpus.shape[0]
@@ -328,6 +329,7 @@ def run_batch(  # type: ignore[no-untyped-def]
     usage_now = np.zeros(ledger.usage.shape[0])
     nlog = 0
     passes = 0
+    scanned = 0  # jobs the passes decided for one by one
     next_job = 0
     reported = 0
     while True:
@@ -487,9 +489,11 @@ def run_batch(  # type: ignore[no-untyped-def]
                 plan,
                 big if fast else min_cpus,
             )
+            scanned += seen
             if fast and seen < m:
                 after = order[seen - 1] if seen > 0 else -1
                 found = start_fitting(index, prof, jobs.cpus, jobs.estimate, after, fast_started)
+                scanned += found
                 for f in range(found):
                     job = fast_started[f]
                     k = np.searchsorted(order, job)
@@ -536,7 +540,7 @@ def run_batch(  # type: ignore[no-untyped-def]
                 )
                 outcome = _place(nodes, request, placement)
                 if outcome < 0:
-                    return FAILED_PLACEMENT, passes, scratch, nlog
+                    return FAILED_PLACEMENT, passes, scanned, scratch, nlog
                 used_nodes, used_pools = outcome // (pools + 1), outcome % (pools + 1)
                 total_free -= jobs.cpus[job]
                 # where it runs, for its release and the profile
@@ -612,7 +616,7 @@ def run_batch(  # type: ignore[no-untyped-def]
             reported = next_job
             with numba.objmode():
                 _report_progress(next_job, n)
-    return 0, passes, scratch, nlog
+    return 0, passes, scanned, scratch, nlog
 
 
 def empty_scratch(n: int, accounts: int) -> Scratch:
@@ -680,12 +684,13 @@ def replay(
     record: dict[int, float] | None = None,
     progress: Callable[[int, int], None] | None = None,
     index: bool = True,
-) -> int:
+) -> tuple[int, int]:
     """Run every job of ``state`` (fresh, nothing submitted yet) under ``rules`` in one
     compiled call, filling its start and end times, its limit counts and the ordering's
     ledger as the Python engine would; with ``record``, the first reservation of every job
     that got one (by job number); ``index``: use :mod:`.backfill_index` where it applies
-    (false: the job-by-job loop only, for tests). Returns the number of scheduling passes."""
+    (false: the job-by-job loop only, for tests). Returns the number of scheduling passes
+    and of the jobs they decided for one by one (the cost a deep queue would multiply)."""
     n = state.n
     cluster = state.cluster
     ledger, kind, priority = _ledger_of(ordering, n)
@@ -704,7 +709,7 @@ def replay(
     fast = index and indexable(state, kind, rules)
     _PROGRESS[0] = progress
     try:
-        status, passes, scratch, nlog = run_batch(
+        status, passes, scanned, scratch, nlog = run_batch(
             run,
             jobs,
             state.mem_per_cpu,
@@ -739,7 +744,7 @@ def replay(
             record.setdefault(job, float(first_reservation[job]))
     if progress is not None:
         progress(n, n)
-    return int(passes)
+    return int(passes), int(scanned)
 
 
 def warm_up() -> float:

@@ -80,6 +80,8 @@ class Simulation:
         self.every_event = bool(getattr(policy, "every_event", False))
         #: seconds spent compiling (or loading) the kernels before the clock started
         self.compile_seconds = 0.0
+        #: jobs the compiled run's passes decided for one by one (0 when run pass by pass)
+        self.jobs_scanned = 0
         self.ctx = Context(self.state, self.ordering)
         rules = getattr(policy, "batch_rules", None)
         #: the rules of a run in one compiled call, or None to run pass by pass
@@ -97,7 +99,7 @@ class Simulation:
             if self.progress is not None:
                 self.progress(0, self.state.n)  # the kernels are ready: the run begins
             started_at = time.perf_counter()
-            passes = replay(
+            passes, self.jobs_scanned = replay(
                 self.state,
                 self.ordering,
                 self.batch_rules,
@@ -188,6 +190,7 @@ class Simulation:
             workload=self.workload,
             wall_seconds=wall,
             compile_seconds=self.compile_seconds,
+            jobs_scanned=self.jobs_scanned,
             passes=passes,
             counters={**state.counters, **state.limits.counters()},
             fairshare_usage=self._usage_log(),

@@ -25,6 +25,8 @@ class Result:
     passes: int
     #: seconds spent compiling (or loading from the cache) the kernels, not in ``wall_seconds``
     compile_seconds: float = 0.0
+    #: jobs the passes decided for one by one, over the run (compiled runs; 0 otherwise)
+    jobs_scanned: int = 0
     counters: dict[str, int] = field(default_factory=dict)
     #: with ``record_allocations``: job number -> where it ran (for invariant checks)
     allocations: dict[int, Allocation] | None = None

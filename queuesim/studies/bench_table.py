@@ -8,8 +8,10 @@ simulates, and writes the run's files (as ``queuesim run --out`` does) into a te
 folder. The README sample is timed as the whole command, once with an empty kernel cache
 (the first run on a new machine) and once warm.
 
-Phases: ``read`` (parse the trace), ``prepare`` (route and clean it for the site),
-``kernels`` (compile or load the compiled kernels), ``simulate``, ``write``; ``total`` is
+``scanned/pass``: the jobs a scheduling pass decided for one by one, on average (what a
+deep queue would multiply; compiled runs only). Phases: ``read`` (parse the trace),
+``prepare`` (route and clean it for the site), ``kernels`` (compile or load the compiled
+kernels), ``simulate``, ``write``; ``total`` is
 the child process's wall time, imports included. Start times are checked against the
 previous implementation's where :data:`~.bench.REFERENCE_STARTS` has them.
 """
@@ -168,7 +170,7 @@ def _child(name: str, workloads: str, configs: str) -> None:
 
     run = next(r for r in RUNS + SCALING if r.name == name)
     figures: dict[str, Any] = {"read": 0.0, "prepare": 0.0, "kernels": 0.0}
-    figures.update(simulate=0.0, write=0.0, jobs=0, starts=[])
+    figures.update(simulate=0.0, write=0.0, jobs=0, passes=0, scanned=0, starts=[])
     # jobs no queue of a site can run are rejected and counted, as --reject-unrunnable does
     # (METACENTRUM-2009 has 59 over every walltime limit of the MetaCentrum setups)
     cleaning = CleaningOptions(reject_unrunnable=True)
@@ -184,6 +186,8 @@ def _child(name: str, workloads: str, configs: str) -> None:
         figures["kernels"] += result.compile_seconds
         figures["simulate"] += result.wall_seconds
         figures["jobs"] += len(result.jobs)
+        figures["passes"] += result.passes
+        figures["scanned"] += result.jobs_scanned
         t0 = time.perf_counter()
         metrics = compute_metrics(result.jobs, total_cpus=site.total_cpus)
         with tempfile.TemporaryDirectory() as out:
@@ -270,7 +274,7 @@ def run_bench_table(
             raise QueuesimError(f"{workloads / run.trace}: trace not found (use --workloads DIR)")
     table = Table(title=f"queuesim bench ({platform.node()}, {os.cpu_count()} CPUs)")
     columns = ["run", "jobs", "read", "prepare", "kernels", "simulate", "write", "total s"]
-    columns += ["jobs/s", "peak MB", "target", "", "starts"]
+    columns += ["jobs/s", "scanned/pass", "peak MB", "target", "", "starts"]
     for column in columns:
         table.add_column(column, justify="left" if column in ("run", "target", "") else "right")
     rows = []
@@ -284,6 +288,8 @@ def run_bench_table(
         cells.append(f"{figures['total']:.2f}" if "total" in figures else "")
         simulated = figures.get("simulate", 0.0)
         cells.append(f"{figures['jobs'] / simulated:,.0f}" if simulated else "")
+        passes = figures.get("passes", 0)
+        cells.append(f"{figures['scanned'] / passes:,.1f}" if passes else "")
         cells.append(f"{figures['peak_mb']:,.0f}" if "peak_mb" in figures else "")
         cells += [_target(run), _verdict(figures, run), ", ".join(figures.get("starts", []))]
         table.add_row(*cells)
