@@ -90,6 +90,8 @@ _INT_COLUMNS = np.array([i for i, name in enumerate(SWF_FIELDS) if name in INT_F
 _INT_LIMIT = 2.0**63
 # When the whole file does not parse in one go, it is retried in blocks of this many lines.
 _BLOCK_LINES = 4096
+#: job lines laid out at a time when writing
+_WRITE_ROWS = 32768
 
 # "; Key: value" -- keys are capitalised words, as in every PWA header. A lower-case word
 # before a colon (";\tsee: http://...") is the continuation of a note, not a key.
@@ -444,15 +446,23 @@ def write_swf(path: str | Path, jobs: pd.DataFrame, header_lines: Sequence[str] 
             else:
                 out.append(f"; {line}" if line.strip() else ";")
 
-    payload = "".join(f"{line}\n" for line in out).encode("utf-8")
+    head = "".join(f"{line}\n" for line in out).encode("utf-8")
     n_rows = len(jobs)
-    if n_rows:
-        columns = [_column_cells(jobs, name, n_rows) for name in SWF_FIELDS]
-        payload += _job_lines(columns, n_rows)
-    if path.suffix.lower() == ".gz":
-        payload = gzip.compress(payload, compresslevel=6, mtime=0)
+    columns = [_column_cells(jobs, name, n_rows) for name in SWF_FIELDS] if n_rows else []
+    widths = [cells.width() for cells in columns]
+    blocks = (
+        _job_lines([cells.rows(start, start + _WRITE_ROWS) for cells in columns], widths)
+        for start in range(0, n_rows, _WRITE_ROWS)
+    )
     with atomic_path(path) as tmp:
-        tmp.write_bytes(payload)
+        if path.suffix.lower() == ".gz":
+            payload = head + b"".join(blocks)
+            tmp.write_bytes(gzip.compress(payload, compresslevel=6, mtime=0))
+        else:  # block by block: the text of 200,000 jobs is never all in memory at once
+            with tmp.open("wb") as file:
+                file.write(head)
+                for block in blocks:
+                    file.write(block)
 
 
 @dataclass(frozen=True)
@@ -464,6 +474,15 @@ class _Cells:
     """Every row's value as an integer (0 where the value is fractional)."""
     fraction_rows: npt.NDArray[np.intp]
     fraction_text: list[str]
+
+    def rows(self, start: int, stop: int) -> _Cells:
+        """The cells of rows ``start`` to ``stop - 1``."""
+        keep = (self.fraction_rows >= start) & (self.fraction_rows < stop)
+        return _Cells(
+            self.whole[start:stop],
+            self.fraction_rows[keep] - start,
+            [t for t, k in zip(self.fraction_text, keep.tolist(), strict=True) if k],
+        )
 
     def width(self) -> int:
         """The length of the longest value as written."""
@@ -501,11 +520,12 @@ def _column_cells(jobs: pd.DataFrame, name: str, n_rows: int) -> _Cells:
     return _Cells(whole, fractional, text)
 
 
-def _job_lines(columns: list[_Cells], n_rows: int) -> bytes:
-    """The job lines: each column right-aligned to its widest value, one space between
+def _job_lines(columns: list[_Cells], widths: list[int]) -> bytes:
+    """The job lines of ``columns`` (the same rows of every field): each column
+    right-aligned to ``widths`` (its widest value in the whole table), one space between
     columns, ``\n`` after each line; as one ASCII buffer (see
     :mod:`queuesim.traces.text_columns`)."""
-    widths = [cells.width() for cells in columns]
+    n_rows = columns[0].whole.shape[0]
     ends = np.cumsum(np.add(widths, 1)) - 1 + SPILL
     matrix = np.full((n_rows, int(ends[-1]) + 1), ord(" "), dtype=np.uint8)
     matrix[:, -1] = ord("\n")
