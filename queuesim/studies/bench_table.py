@@ -177,12 +177,17 @@ def _child(name: str, workloads: str, configs: str) -> None:
     t0 = time.perf_counter()
     trace = reshape(read_workload_trace(Path(workloads) / run.trace, cleaning), run.shape)
     figures["read"] = time.perf_counter() - t0
+    prepared = []
     for site_file in run.sites:
         site = load_site(Path(configs) / site_file).with_scheduler(run.policy)
         t0 = time.perf_counter()
-        workload = prepare_trace(trace, site, cleaning)
+        prepared.append((site_file, site, prepare_trace(trace, site, cleaning)))
         figures["prepare"] += time.perf_counter() - t0
+    del trace  # as in `queuesim run`, the raw trace is not kept while the site runs
+    while prepared:
+        site_file, site, workload = prepared.pop(0)
         result = simulate(site, workload)
+        del workload
         figures["kernels"] += result.compile_seconds
         figures["simulate"] += result.wall_seconds
         figures["jobs"] += len(result.jobs)
@@ -197,6 +202,7 @@ def _child(name: str, workloads: str, configs: str) -> None:
             digest = start_digest(result.jobs["start"].to_numpy())
             policy = run.policy or site.scheduler.policy
             figures["starts"].append(same_starts(run.trace, site_file, policy, digest))
+        del result, metrics
     print(json.dumps(figures))
 
 
