@@ -95,14 +95,15 @@ def _queues(found: Fidelity) -> RenderableType:
 
 
 def _top(found: Fidelity) -> RenderableType:
-    caption = "held by: the queue limits that held the job in the run"
+    caption = "logged, sim: the job's wait; held: the queue limits that held it in the run"
     if found.reservations:
         caption += "; 1st resv: how long after submit the run first reserved a start"
     table = titled_table(f"the {len(found.top)} jobs with the largest |delta|", caption)
-    for header in ("job", "user", "queue", "CPUs", "wait logged", "wait sim", "delta"):
-        number = header[0] in "Cwd"
-        table.add_column(header, justify="right" if number else "left", no_wrap=number)
-    table.add_column("held by")
+    for header in ("job", "user", "queue"):
+        table.add_column(header, no_wrap=True, max_width=12)
+    for header in ("CPUs", "logged", "sim", "delta"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("held")
     if found.reservations:
         table.add_column("1st resv", justify="right", no_wrap=True)
     for row in found.top.to_dict(orient="records"):

@@ -14,7 +14,8 @@ expected rather than a fault of the model:
   simulation while the simulated site was too full for them at their logged start: the
   real machine had room the model lacks (nodes the draft missed, CPUs per node
   underestimated, oversubscription).
-* ``outages`` - intervals over 1 h in which the log shows jobs waiting but none running:
+* ``outages`` - intervals over 1 h in which the log shows eligible jobs waiting but none
+  running:
   a downtime, a drained machine or a dedicated reservation the log does not describe;
   the simulation runs jobs through them. Its detail gives the hours.
 * ``reader:<reason>`` - records the log reader folded, skipped or dropped (e.g. PBS
@@ -49,7 +50,7 @@ MEANINGS = {
     "started_before_room": "jobs logged to start over 1 h before the simulation started "
     "them, while the simulated site was too full for them: the real machine had room the "
     "model lacks",
-    "outages": "intervals over 1 h with jobs waiting and none running in the log "
+    "outages": "intervals over 1 h with eligible jobs waiting and none running in the log "
     "(downtime, drain, dedicated reservation); the simulation runs jobs through them",
 }
 
@@ -120,15 +121,20 @@ def causes_of(
     """The causes (module docstring) for the compared ``jobs`` of ``trace``."""
     raw = trace.jobs
     causes: list[Cause] = []
+    submit = jobs["submit"].to_numpy(dtype=np.float64)
+    ready = submit  # when each job could start, as far as the log says
     if "eligible" in raw.columns:
         eligible = raw.set_index("line").loc[jobs["line"].to_numpy(), "eligible"].to_numpy()
-        late = np.nan_to_num(eligible, nan=-np.inf) > jobs["submit"].to_numpy()
-        causes.append(_cause("eligible_after_submit", int(late.sum())))
+        eligible = np.nan_to_num(eligible.astype(np.float64), nan=-np.inf)
+        causes.append(_cause("eligible_after_submit", int((eligible > submit).sum())))
+        ready = np.maximum(submit, eligible)
     causes.append(_cause("submitted_before_log", _before_log(raw, jobs)))
     causes.append(_cause("started_before_room", _early(jobs, total_cpus)))
-    submit = jobs["submit"].to_numpy(dtype=np.float64)
     start = jobs["logged_start"].to_numpy(dtype=np.float64)
-    found = outages(submit, start, start + jobs["runtime"].to_numpy(dtype=np.float64))
+    # a held job waiting for its eligible time does not make an idle machine an outage
+    found = outages(
+        np.minimum(ready, start), start, start + jobs["runtime"].to_numpy(dtype=np.float64)
+    )
     hours = sum(b - a for a, b in found) / 3600
     detail = {"hours": round(hours, 3), "intervals": [[a, b] for a, b in found[:20]]}
     causes.append(_cause("outages", len(found), detail))
