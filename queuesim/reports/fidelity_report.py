@@ -95,7 +95,12 @@ def _queues(found: Fidelity) -> RenderableType:
 
 
 def _top(found: Fidelity) -> RenderableType:
-    caption = "logged, sim: the job's wait; held: the queue limits that held it in the run"
+    held = bool((found.top["held_by"] != "").any())
+    caption = "logged, sim: the job's wait; " + (
+        "held: the queue limits that held it in the run"
+        if held
+        else "no queue limit held any of them in the run"
+    )
     if found.reservations:
         caption += "; 1st resv: how long after submit the run first reserved a start"
     table = titled_table(f"the {len(found.top)} jobs with the largest |delta|", caption)
@@ -103,7 +108,8 @@ def _top(found: Fidelity) -> RenderableType:
         table.add_column(header, no_wrap=True, max_width=12)
     for header in ("CPUs", "logged", "sim", "delta"):
         table.add_column(header, justify="right", no_wrap=True)
-    table.add_column("held")
+    if held:
+        table.add_column("held")
     if found.reservations:
         table.add_column("1st resv", justify="right", no_wrap=True)
     for row in found.top.to_dict(orient="records"):
@@ -115,8 +121,9 @@ def _top(found: Fidelity) -> RenderableType:
             _span(row["logged_wait"]),
             _span(row["simulated_wait"]),
             _span(row["delta"]),
-            str(row["held_by"]) or "-",
         ]
+        if held:
+            cells.append(str(row["held_by"]) or "-")
         if found.reservations:
             cells.append(_span(row["first_reservation_wait"]))
         table.add_row(*cells)

@@ -140,7 +140,8 @@ def causes_of(
     causes.append(_cause("outages", len(found), detail))
     notes = trace.notes
     for (reason, action), group in notes.groupby(["reason", "action"], sort=True):
-        causes.append(Cause(f"reader:{reason}", len(group), f"records the log reader {action}"))
+        meaning = f"records the log reader noted ({action})"
+        causes.append(Cause(f"reader:{reason}", len(group), meaning))
     # cleaning counts the reader's notes too: each is listed once, as the reader's
     noted = set(notes["reason"].astype(str))
     cleaning = workload.cleaning
