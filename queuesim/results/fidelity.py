@@ -22,7 +22,6 @@ comparison measures the scheduling alone: the site model and the policy.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from queuesim.results.fidelity_causes import Cause, step_values
+from queuesim.results.output import json_rows, json_value
 
 __all__ = ["JOB_COLUMNS", "WITHIN", "Fidelity", "largest", "queue_waits", "summarise", "timeline"]
 
@@ -86,30 +86,16 @@ class Fidelity:
             "site": self.site,
             "log": self.log,
             "policy": self.policy,
-            "params": {k: _plain(v) for k, v in sorted(self.params.items())},
+            "params": {k: json_value(v) for k, v in sorted(self.params.items())},
             "unix_start_time": self.unix_start_time,
             "total_cpus": self.total_cpus,
             "excluded": dict(sorted(self.excluded.items())),
-            "summary": {k: _plain(v) for k, v in sorted(self.summary.items())},
-            "queues": _rows(self.queues),
-            "top": _rows(self.top),
+            "summary": {k: json_value(v) for k, v in sorted(self.summary.items())},
+            "queues": json_rows(self.queues),
+            "top": json_rows(self.top),
             "causes": [cause.as_dict() for cause in self.causes],
-            "timeline": {str(c): [_plain(v) for v in self.timeline[c]] for c in self.timeline},
+            "timeline": {str(c): [json_value(v) for v in self.timeline[c]] for c in self.timeline},
         }
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [
-        {str(k): _plain(v) for k, v in record.items()} for record in frame.to_dict(orient="records")
-    ]
 
 
 def summarise(jobs: pd.DataFrame) -> dict[str, float]:
