@@ -29,6 +29,7 @@ from queuesim.core.cluster import ClusterState
 from queuesim.core.cluster import warm_up as warm_up_placement
 from queuesim.core.context import Context
 from queuesim.core.ordering import JobListener, make_ordering
+from queuesim.core.planning import HELD_BY
 from queuesim.core.planning import warm_up as warm_up_profile
 from queuesim.core.policy import Policy
 from queuesim.core.result import Result
@@ -226,5 +227,21 @@ class Simulation:
                 "estimate": jobs["estimate"].to_numpy(),
                 "walltime": jobs["walltime"].to_numpy(),
                 "status": np.where(state.killed, "killed", "completed"),
+                "held_by": _held_by(state.limits.held_jobs),
             }
         )
+
+
+def _held_by(held_jobs: np.ndarray) -> np.ndarray:
+    """Per job, the queue limits (names of :data:`~queuesim.core.planning.HELD_BY`) that
+    held it back at least once, comma-joined in that order; ``""`` when none did.
+
+    Not written to the run's job files (:data:`queuesim.results.output.JOB_CSV_COLUMNS`):
+    it explains a single run's waits, e.g. in ``queuesim fidelity``."""
+    names = np.full(held_jobs.shape[1], "", dtype=object)
+    for k, name in enumerate(HELD_BY):
+        hit = held_jobs[k]
+        if hit.any():
+            before = names[hit]
+            names[hit] = np.where(before == "", name, before + "," + name)
+    return names

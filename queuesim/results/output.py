@@ -72,12 +72,21 @@ JOB_CSV_COLUMNS = (
 )
 
 
-def _json_value(value: Any) -> Any:
+def json_value(value: Any) -> Any:
+    """``value`` as JSON takes it: a plain Python number, None for NaN and infinities."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, np.generic):
-        return _json_value(value.item())
+        return json_value(value.item())
     return value
+
+
+def json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame as JSON-ready records (see :func:`json_value`)."""
+    return [
+        {str(k): json_value(v) for k, v in record.items()}
+        for record in frame.to_dict(orient="records")
+    ]
 
 
 def metrics_document(
@@ -92,12 +101,12 @@ def metrics_document(
     (:mod:`~queuesim.results.breakdown`), then the run's facts."""
     cleaning = result.workload.cleaning
     header = result.workload.header
-    document: dict[str, Any] = {k: _json_value(v) for k, v in metrics.as_dict().items()}
-    document.update({k: _json_value(v) for k, v in file_values(extras or {}).items()})
+    document: dict[str, Any] = {k: json_value(v) for k, v in metrics.as_dict().items()}
+    document.update({k: json_value(v) for k, v in file_values(extras or {}).items()})
     for key, frame in (("queues", queues), ("users", users)):
         if frame is not None:
             document[key] = {
-                str(name): {k: _json_value(v) for k, v in row.items()}
+                str(name): {k: json_value(v) for k, v in row.items()}
                 for name, row in frame.to_dict(orient="index").items()
             }
     document["rejected"] = cleaning.rejected
@@ -112,7 +121,7 @@ def metrics_document(
         "site": result.site.name,
         "workload": Path(result.workload.source).name,
         "policy": result.policy,
-        "params": {k: _json_value(v) for k, v in sorted(result.params.items())},
+        "params": {k: json_value(v) for k, v in sorted(result.params.items())},
         "passes": result.passes,
         "total_cpus": result.site.total_cpus,
         "unix_start_time": header.unix_start_time if header else None,

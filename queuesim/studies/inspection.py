@@ -29,6 +29,7 @@ import pandas as pd
 
 from queuesim.core.requirements import PROPERTY_COLUMNS
 from queuesim.core.workload import ACTIONS, CleaningOptions, read_workload_trace, site_free_cleaning
+from queuesim.results.output import json_rows
 from queuesim.traces.registry import detect_format
 from queuesim.traces.slurm import expand_hostlist
 from queuesim.traces.swf import SwfTrace
@@ -65,12 +66,6 @@ class Inspection:
     def as_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready."""
 
-        def rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
-            return [
-                {str(k): _plain(v) for k, v in record.items()}
-                for record in frame.to_dict(orient="records")
-            ]
-
         return {
             "path": self.path,
             "format": self.format,
@@ -80,21 +75,13 @@ class Inspection:
             "users": self.users,
             "groups": self.groups,
             "accounts": self.accounts,
-            "queues": rows(self.queues),
-            "requests": rows(self.requests),
-            "nodes": rows(self.nodes),
-            "properties": rows(self.properties),
-            "reader_notes": rows(self.notes),
+            "queues": json_rows(self.queues),
+            "requests": json_rows(self.requests),
+            "nodes": json_rows(self.nodes),
+            "properties": json_rows(self.properties),
+            "reader_notes": json_rows(self.notes),
             "cleaning": dict(self.cleaning),
         }
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def inspect_trace(
