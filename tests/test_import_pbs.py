@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
+from import_helpers import by_name, site_of, skipped
 
 from queuesim.cli import main
 from queuesim.common.errors import ConfigError
-from queuesim.site.import_report import ImportReport, Where
+from queuesim.site.import_report import Where
 from queuesim.site.loading import load_site
 from queuesim.site.pbs_conf import pbs_size, pbs_walltime
 from queuesim.site.pbs_import import PbsFiles, PbsImport, import_pbs, pbs_files
-from queuesim.site.site_draft import render_site_yaml
 
 HOME = Path(__file__).resolve().parent / "configs" / "pbs"
 W = Where("q.txt", 3)
@@ -28,23 +26,6 @@ W = Where("q.txt", 3)
 
 def full_import() -> PbsImport:
     return import_pbs(pbs_files(HOME))
-
-
-def site_of(result: PbsImport) -> dict[str, Any]:
-    data = yaml.safe_load(render_site_yaml(result.draft, result.report, "queuesim import x"))
-    assert isinstance(data, dict)
-    return data
-
-
-def by_name(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {e["name"]: e for e in entries}
-
-
-def skipped(report: ImportReport) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for n in report.not_modelled:
-        out.setdefault(n.key, []).append(n.value)
-    return out
 
 
 NODES = "n1\n     resources_available.ncpus = 8\n\nn2\n     resources_available.ncpus = 8\n"

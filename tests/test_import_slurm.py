@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
+from import_helpers import by_name, site_of, skipped
 
 from queuesim.cli import main
 from queuesim.common.errors import ConfigError
-from queuesim.site.import_report import ImportReport, Where
+from queuesim.site.import_report import Where
 from queuesim.site.loading import load_site
 from queuesim.site.site_draft import render_site_yaml
 from queuesim.site.slurm_conf import expand_hostlist, slurm_time
@@ -28,23 +28,6 @@ W = Where("x.conf", 1)
 
 def full_import() -> SlurmImport:
     return import_slurm(CONFIGS, CONFIGS / "assoc.txt", CONFIGS / "qos.txt")
-
-
-def site_of(result: SlurmImport) -> dict[str, Any]:
-    data = yaml.safe_load(render_site_yaml(result.draft, result.report, "queuesim import x"))
-    assert isinstance(data, dict)
-    return data
-
-
-def by_name(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {e["name"]: e for e in entries}
-
-
-def skipped(report: ImportReport) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for n in report.not_modelled:
-        out.setdefault(n.key, []).append(n.value)
-    return out
 
 
 def write_conf(folder: Path, text: str, name: str = "slurm.conf") -> Path:

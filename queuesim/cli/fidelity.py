@@ -9,6 +9,7 @@ from rich.console import Console
 
 from queuesim.cli.options import (
     add_cleaning,
+    add_params,
     add_quiet,
     check_out_file,
     cleaning_options,
@@ -38,13 +39,7 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("site", help="site file (YAML), e.g. one drafted by queuesim inspect")
     parser.add_argument("log", help="the site's log: PBS or Slurm accounting, or SWF")
     parser.add_argument("--policy", help="scheduling policy (see `queuesim policies`)")
-    parser.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="policy parameter; repeat for several",
-    )
+    add_params(parser)
     parser.add_argument(
         "--top", type=int, default=20, metavar="N", help="jobs with the largest |delta| (20)"
     )

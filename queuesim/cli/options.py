@@ -183,5 +183,16 @@ def folder_words(args: argparse.Namespace) -> list[list[str]]:
     return words
 
 
+def add_params(parser: argparse.ArgumentParser) -> None:
+    """``--param KEY=VALUE``, repeatable: a parameter of the policy."""
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="policy parameter; repeat for several",
+    )
+
+
 def add_quiet(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")

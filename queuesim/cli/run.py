@@ -16,6 +16,7 @@ from queuesim.cli.options import (
     add_cleaning,
     add_clusters,
     add_out,
+    add_params,
     add_quiet,
     add_tau,
     check_out_dir,
@@ -52,13 +53,7 @@ def add_parser(sub: Any) -> None:
         "take the clusters from FILE (a clusters file, see site-configs/clusters/) "
         "instead of the site file's: the same setup on another machine",
     )
-    parser.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="policy parameter; repeat for several",
-    )
+    add_params(parser)
     add_out(parser, "write the result files into DIR")
     parser.add_argument(
         "--jobs-format",

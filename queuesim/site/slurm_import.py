@@ -164,24 +164,16 @@ def _ordering(
     ptype = settings.get("prioritytype", ("PriorityType", "priority/basic", None))
     multifactor = ptype[1].lower() == "priority/multifactor"
     weights = {k: settings[k] for k in settings if k.startswith("priorityweight")}
-    wfs = (
-        _int(
-            weights["priorityweightfairshare"][1],
-            weights["priorityweightfairshare"][2],
-            "PriorityWeightFairshare",
-        )
-        if "priorityweightfairshare" in weights
-        else 0
-    )
-    wpart = (
-        _int(
-            weights["priorityweightpartition"][1],
-            weights["priorityweightpartition"][2],
-            "PriorityWeightPartition",
-        )
-        if "priorityweightpartition" in weights
-        else 0
-    )
+
+    def weight(key: str) -> int:
+        """A PriorityWeight* setting (0 when absent)."""
+        if key.lower() not in weights:
+            return 0
+        _, value, where = weights[key.lower()]
+        return _int(value, where, key)
+
+    wfs = weight("PriorityWeightFairshare")
+    wpart = weight("PriorityWeightPartition")
     where = [p.where[0] for p in parts]
     fairshare = multifactor and wfs > 0
     if len(set(tier.values())) > 1:
