@@ -169,7 +169,7 @@ class Cleaning:
         """The first trace lines of every reason that applies (to show where to look)."""
         records = self.records
         return {
-            str(reason): sorted(int(x) for x in group["line"].to_numpy())[:per_reason]
+            str(reason): [int(x) for x in np.sort(group["line"].to_numpy())[:per_reason]]
             for reason, group in records.groupby("reason", sort=False)
         }
 

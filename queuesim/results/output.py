@@ -144,17 +144,21 @@ def write_metrics(
     atomic_write_text(path, text + "\n")
 
 
-def write_jobs_csv(path: Path, jobs: pd.DataFrame) -> None:
-    """The job table as CSV: the bytes of pandas' ``to_csv``, laid out a column at a time
-    (:func:`~queuesim.traces.text_columns.csv_bytes`; pandas itself for a column of
-    another type), ten times faster."""
-    table = jobs.loc[:, list(JOB_CSV_COLUMNS)]
+def write_csv(path: Path, table: pd.DataFrame) -> None:
+    """``table`` (not its index) as CSV, atomically: the bytes of pandas' ``to_csv``, laid
+    out a column at a time (:func:`~queuesim.traces.text_columns.csv_bytes`; pandas itself
+    for a column of another type), ten times faster."""
     data = csv_bytes(table)
     with atomic_path(path) as tmp:
         if data is None:
             table.to_csv(tmp, index=False, lineterminator="\n")
         else:
             tmp.write_bytes(data)
+
+
+def write_jobs_csv(path: Path, jobs: pd.DataFrame) -> None:
+    """The job table as CSV (:func:`write_csv`), the columns of :data:`JOB_CSV_COLUMNS`."""
+    write_csv(path, jobs.loc[:, list(JOB_CSV_COLUMNS)])
 
 
 def write_jobs_parquet(path: Path, jobs: pd.DataFrame) -> None:
@@ -211,8 +215,7 @@ def _write_frame(path: Path, frame: pd.DataFrame) -> None:
 
 
 def write_cleaning_csv(path: Path, result: Result) -> None:
-    with atomic_path(path) as tmp:
-        result.workload.cleaning.records.to_csv(tmp, index=False, lineterminator="\n")
+    write_csv(path, result.workload.cleaning.records)
 
 
 def write_run(
@@ -253,6 +256,5 @@ def write_run(
     _write_frame(files[5], users)
     if result.fairshare_usage is not None:
         files.append(out / "fairshare-usage.csv")
-        with atomic_path(files[-1]) as tmp:
-            result.fairshare_usage.to_csv(tmp, index=False, lineterminator="\n")
+        write_csv(files[-1], result.fairshare_usage)
     return files
