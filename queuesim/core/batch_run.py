@@ -41,7 +41,14 @@ from queuesim.core.fairshare import (
     decay_to,
 )
 from queuesim.core.ordering import FairshareOrder, FCFSOrder, QueuePriorityOrder, WaitingOrder
-from queuesim.core.planning import PassPlan, _held_by, new_pass_plan, plan_into
+from queuesim.core.planning import (
+    PassPlan,
+    count_job,
+    new_pass_plan,
+    plan_into,
+    record_held,
+    set_aside_held,
+)
 from queuesim.core.profile import (
     NEVER,
     JobArrays,
@@ -187,15 +194,6 @@ def _grown(a: np.ndarray, need: int) -> np.ndarray:
     for k in range(a.shape[0]):
         b[k] = a[k]
     return b
-
-
-@numba.njit(cache=True)
-def _count(limits: LimitState, jobs: JobArrays, job: int, sign: int) -> None:
-    """Count ``job`` as started (1) or ended (-1) against its queue's limits."""
-    u, q, c = limits.user[job], jobs.queue[job], jobs.cpus[job]
-    limits.user_jobs[u, q] += sign
-    limits.user_cpus[u, q] += sign * c
-    limits.queue_cpus[q] += sign * c
 
 
 @numba.njit(cache=True)
@@ -354,7 +352,7 @@ def run_batch(  # type: ignore[no-untyped-def]
             )
             total_free += _release(nodes, held, job_mem[job], job_gpn[job])
             if limits_any:
-                _count(limits, jobs, job, -1)
+                count_job(job, jobs, limits, -1)
             if order_kind != ORDER_FCFS:
                 scratch, nlog = _log_snapshots(ledger, now, scratch, nlog, usage_now)
                 charge_end(ledger, job, now)
@@ -396,26 +394,12 @@ def run_batch(  # type: ignore[no-untyped-def]
             min_cpus = smallest
             filtered = False
             if limits_any and not rules.reserve_limited:
-                kept = np.empty(order.shape[0], dtype=np.int64)
-                nkept = 0
+                order = set_aside_held(
+                    order, jobs, limits, nodes.pool_free_cpus, out.held_times, out.held_jobs
+                )
                 min_cpus = top + 1
                 for k in range(order.shape[0]):
-                    job = order[k]
-                    limit = _held_by(job, jobs.cpus, jobs.queue, limits)
-                    if limit == 0:
-                        kept[nkept] = job
-                        nkept += 1
-                        min_cpus = min(min_cpus, jobs.cpus[job])
-                        continue
-                    free = 0
-                    row = jobs.mask_of[job]
-                    for p in range(pools):
-                        if jobs.masks[row, p]:
-                            free += nodes.pool_free_cpus[p]
-                    if jobs.cpus[job] <= free:
-                        out.held_times[limit - 1] += 1
-                        out.held_jobs[limit - 1, job] = True
-                order = kept[:nkept]
+                    min_cpus = min(min_cpus, jobs.cpus[order[k]])
                 filtered = True
             if order.shape[0] == 0:
                 continue
@@ -503,11 +487,7 @@ def run_batch(  # type: ignore[no-untyped-def]
             ended_since_planning = False
             plannings += 1
             if limits_any:
-                for k in range(seen):
-                    h = plan.held[k]
-                    if h:
-                        out.held_times[h - 1] += 1
-                        out.held_jobs[h - 1, order[k]] = True
+                record_held(out.held_times, out.held_jobs, order[:seen], plan.held[:seen])
             if rules.promises:
                 last_plans = plan.plans.copy()
                 for k in range(m):
@@ -567,7 +547,7 @@ def run_batch(  # type: ignore[no-untyped-def]
                     node_counts[node_used + e] = placement.counts[e]
                 node_used += used_nodes
                 if limits_any:
-                    _count(limits, jobs, job, 1)
+                    count_job(job, jobs, limits, 1)
                 if order_kind != ORDER_FCFS:
                     scratch, nlog = _log_snapshots(ledger, now, scratch, nlog, usage_now)
                     rate = charge_rate(

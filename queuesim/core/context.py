@@ -12,6 +12,7 @@ import numpy as np
 
 from queuesim.common.errors import PolicyViolation
 from queuesim.core.ordering import WaitingOrder
+from queuesim.core.planning import set_aside_held
 from queuesim.core.profile import JobArrays, LimitState, ProfileState
 from queuesim.core.shared_nodes import SharedNodes
 from queuesim.core.state import EventKind, RunState
@@ -142,13 +143,14 @@ class Context:
         limits = self._limits
         if not limits.any or order.size == 0:
             return order
-        held = limits.held_now(order)
-        if not held.any():
-            return order
-        free = self.cluster.masks @ self.cluster.pool_free_cpus
-        mask_of = self._state.mask_of
-        self.held_back(order, np.where(self.cpus[order] <= free[mask_of[order]], held, 0))
-        kept: np.ndarray = order[held == 0]
+        kept: np.ndarray = set_aside_held(
+            order,
+            self._job_arrays,
+            limits.state(),
+            self.cluster.pool_free_cpus,
+            limits.held_times,
+            limits.held_jobs,
+        )
         return kept
 
     def held_back(self, jobs: np.ndarray, held: np.ndarray) -> None:

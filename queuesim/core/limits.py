@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from queuesim.core.planning import HELD_BY, held_by_each
+from queuesim.core.planning import HELD_BY, held_by_each, record_held
 from queuesim.core.profile import LimitState
 from queuesim.site.model import Site
 
@@ -94,11 +94,9 @@ class QueueLimits:
         self.queue_cpus[q] += sign * self.cpus[job]
 
     def record_held(self, jobs: np.ndarray, held: np.ndarray) -> None:
-        which = np.flatnonzero(held)
-        if which.size:
-            kinds = held[which].astype(np.int64) - 1
-            self.held_times += np.bincount(kinds, minlength=len(HELD_BY))
-            self.held_jobs[kinds, jobs[which]] = True
+        """Record that the limits ``held`` kept ``jobs`` from starting although they fit
+        (:func:`~queuesim.core.planning.record_held`)."""
+        record_held(self.held_times, self.held_jobs, jobs, held)
 
     def counters(self) -> dict[str, int]:
         """``held:<limit>`` (passes at which the limit kept a job that fit from starting)

@@ -91,13 +91,60 @@ def _held_by_each_entry(*fields):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def _count_start(job: int, jobs: JobArrays, limits: LimitState) -> None:
-    """Count ``job`` as running against its user's and queue's limits."""
+def record_held(
+    held_times: np.ndarray, held_jobs: np.ndarray, jobs: np.ndarray, held: np.ndarray
+) -> None:
+    """Record that queue limits kept ``jobs`` from starting although they fit (``held``:
+    1 + the limit's index in :data:`HELD_BY`, 0: not held): per limit, the times it did
+    (``held_times``) and the jobs it held at least once (``held_jobs``, limits x jobs)."""
+    for k in range(jobs.shape[0]):
+        if held[k]:
+            held_times[held[k] - 1] += 1
+            held_jobs[held[k] - 1, jobs[k]] = True
+
+
+@numba.njit(cache=True)
+def set_aside_held(
+    order: np.ndarray,
+    jobs: JobArrays,
+    limits: LimitState,
+    pool_free: np.ndarray,
+    held_times: np.ndarray,
+    held_jobs: np.ndarray,
+) -> np.ndarray:
+    """``order`` without the jobs a queue limit holds back already (their user's or queue's
+    running jobs are at the limit); those whose pools have as many CPUs free
+    (``pool_free``) as they ask are recorded as held (:func:`record_held`). Limits only
+    tighten within a pass, so nothing set aside could have started."""
+    kept = np.empty(order.shape[0], dtype=np.int64)
+    held = np.zeros(order.shape[0], dtype=np.int8)
+    n = 0
+    for k in range(order.shape[0]):
+        job = order[k]
+        limit = _held_by(job, jobs.cpus, jobs.queue, limits)
+        if limit == 0:
+            kept[n] = job
+            n += 1
+            continue
+        free = 0
+        for p in range(pool_free.shape[0]):
+            if jobs.masks[jobs.mask_of[job], p]:
+                free += pool_free[p]
+        if jobs.cpus[job] <= free:
+            held[k] = limit
+    record_held(held_times, held_jobs, order, held)
+    return kept[:n]
+
+
+@numba.njit(cache=True)
+def count_job(job: int, jobs: JobArrays, limits: LimitState, sign: int) -> None:
+    """Count ``job`` as started (``sign`` 1) or ended (-1) against its user's and queue's
+    limits."""
     q = jobs.queue[job]
     u = limits.user[job]
-    limits.user_jobs[u, q] += 1
-    limits.user_cpus[u, q] += jobs.cpus[job]
-    limits.queue_cpus[q] += jobs.cpus[job]
+    limits.user_jobs[u, q] += sign
+    limits.user_cpus[u, q] += sign * jobs.cpus[job]
+    limits.queue_cpus[q] += sign * jobs.cpus[job]
 
 
 @numba.njit(cache=True)
@@ -253,7 +300,7 @@ def _start_due_promises(pl: Planning, booked: int) -> int:
                 plan.plans[k, p] = 0
             plan.starts[k] = NEVER
         else:
-            _count_start(job, jobs, counts)
+            count_job(job, jobs, counts, 1)
     return reserved
 
 
@@ -352,7 +399,7 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
             if rules.greedy:
                 _block_suitable(prof, state, plan.starts[k], per_cpu, ppn, gpn, mask)
         else:
-            _count_start(job, jobs, counts)
+            count_job(job, jobs, counts, 1)
         free_now = _free_now(prof)
     return int(waiting.shape[0])
 
