@@ -34,11 +34,13 @@ from queuesim.core.backfill_index import BackfillIndex, index_set, make_index, s
 from queuesim.core.cluster import ClusterState, NodeState, Placement, Request, _place, _release
 from queuesim.core.fairshare import (
     LedgerState,
+    UsageLog,
+    advance,
     charge_end,
     charge_rate,
     charge_start,
     current_usage,
-    decay_to,
+    empty_log,
 )
 from queuesim.core.ordering import FairshareOrder, FCFSOrder, QueuePriorityOrder, WaitingOrder
 from queuesim.core.planning import (
@@ -113,15 +115,12 @@ class RunOut(NamedTuple):
 
 
 class Scratch(NamedTuple):
-    """Growing buffers: where started jobs run (pools and nodes, flat) and the
-    fairshare usage log."""
+    """Growing buffers: where started jobs run (pools and nodes, flat)."""
 
     alloc_pool: np.ndarray
     alloc_cpus: np.ndarray
     nodes: np.ndarray
     counts: np.ndarray
-    log_times: np.ndarray
-    log_usage: np.ndarray
 
 
 _PROGRESS: list[Callable[[int, int], None] | None] = [None]
@@ -197,37 +196,6 @@ def _grown(a: np.ndarray, need: int) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _log_snapshots(
-    ledger: LedgerState, now: float, scratch: Scratch, nlog: int, current: np.ndarray
-) -> tuple[Scratch, int]:
-    """Decay the ledger to ``now``, taking the usage-log snapshots on the way (as
-    :meth:`~.fairshare.FairshareLedger._advance`); returns the log and its length."""
-    clock, every = ledger.clock, ledger.params[3]
-    while clock[1] <= now:
-        at = clock[1]
-        decay_to(ledger, at)
-        current_usage(ledger, at, current)
-        times = _grown(scratch.log_times, nlog + 1)
-        usage = scratch.log_usage
-        if usage.shape[0] < times.shape[0]:
-            bigger = np.empty((times.shape[0], usage.shape[1]))
-            for r in range(usage.shape[0]):
-                for a in range(usage.shape[1]):
-                    bigger[r, a] = usage[r, a]
-            usage = bigger
-        times[nlog] = at
-        for a in range(current.shape[0]):
-            usage[nlog, a] = current[a]
-        scratch = Scratch(
-            scratch.alloc_pool, scratch.alloc_cpus, scratch.nodes, scratch.counts, times, usage
-        )
-        nlog += 1
-        clock[1] = at + every
-    decay_to(ledger, now)
-    return scratch, nlog
-
-
-@numba.njit(cache=True)
 def _sorted(order_kind: int, waiting: np.ndarray, usage: np.ndarray, priority: np.ndarray):  # type: ignore[no-untyped-def]
     """``waiting`` (ascending) in the site's order: by fairshare usage (``usage`` per
     waiting job), with queue priority first for :data:`ORDER_PRIORITY`; ties by job."""
@@ -255,6 +223,7 @@ def run_batch(  # type: ignore[no-untyped-def]
     limits: LimitState,
     limits_any: bool,
     ledger: LedgerState,
+    log: UsageLog,
     order_kind: int,
     rules: BatchRules,
     record: bool,
@@ -325,7 +294,6 @@ def run_batch(  # type: ignore[no-untyped-def]
     # what a pass decides, reused: its first rows are cleared after each pass
     decided = new_pass_plan(16, pools)
     usage_now = np.zeros(ledger.usage.shape[0])
-    nlog = 0
     passes = 0
     scanned = 0  # jobs the passes decided for one by one
     next_job = 0
@@ -354,7 +322,7 @@ def run_batch(  # type: ignore[no-untyped-def]
             if limits_any:
                 count_job(job, jobs, limits, -1)
             if order_kind != ORDER_FCFS:
-                scratch, nlog = _log_snapshots(ledger, now, scratch, nlog, usage_now)
+                log = advance(ledger, now, log, usage_now)
                 charge_end(ledger, job, now)
             pos = run_pos[job]
             nrun -= 1
@@ -383,7 +351,7 @@ def run_batch(  # type: ignore[no-untyped-def]
             if order_kind == ORDER_FCFS:
                 order = wl[lo:hi]
             else:
-                scratch, nlog = _log_snapshots(ledger, now, scratch, nlog, usage_now)
+                log = advance(ledger, now, log, usage_now)
                 current_usage(ledger, now, usage_now)
                 live = wl[lo:hi]
                 usage = np.empty(live.shape[0])
@@ -520,7 +488,7 @@ def run_batch(  # type: ignore[no-untyped-def]
                 )
                 outcome = _place(nodes, request, placement)
                 if outcome < 0:
-                    return FAILED_PLACEMENT, passes, scanned, scratch, nlog
+                    return FAILED_PLACEMENT, passes, scanned, scratch, log
                 used_nodes, used_pools = outcome // (pools + 1), outcome % (pools + 1)
                 total_free -= jobs.cpus[job]
                 # where it runs, for its release and the profile
@@ -528,14 +496,7 @@ def run_batch(  # type: ignore[no-untyped-def]
                 alloc_cpus = _grown(scratch.alloc_cpus, alloc_used + used_pools)
                 node_list = _grown(scratch.nodes, node_used + used_nodes)
                 node_counts = _grown(scratch.counts, node_used + used_nodes)
-                scratch = Scratch(
-                    alloc_pool,
-                    alloc_cpus,
-                    node_list,
-                    node_counts,
-                    scratch.log_times,
-                    scratch.log_usage,
-                )
+                scratch = Scratch(alloc_pool, alloc_cpus, node_list, node_counts)
                 alloc_start[job], alloc_len[job] = alloc_used, used_pools
                 for e in range(used_pools):
                     alloc_pool[alloc_used + e] = placement.pools[e]
@@ -549,7 +510,7 @@ def run_batch(  # type: ignore[no-untyped-def]
                 if limits_any:
                     count_job(job, jobs, limits, 1)
                 if order_kind != ORDER_FCFS:
-                    scratch, nlog = _log_snapshots(ledger, now, scratch, nlog, usage_now)
+                    log = advance(ledger, now, log, usage_now)
                     rate = charge_rate(
                         ledger,
                         jobs.cpus[job],
@@ -596,29 +557,23 @@ def run_batch(  # type: ignore[no-untyped-def]
             reported = next_job
             with numba.objmode():
                 _report_progress(next_job, n)
-    return 0, passes, scanned, scratch, nlog
+    return 0, passes, scanned, scratch, log
 
 
-def empty_scratch(n: int, accounts: int) -> Scratch:
+def empty_scratch(n: int) -> Scratch:
     """Buffers for a run of ``n`` jobs (they grow as needed)."""
     size = max(n, 16)
-    return Scratch(
-        np.zeros(size, dtype=np.int64),
-        np.zeros(size, dtype=np.int64),
-        np.zeros(size, dtype=np.int64),
-        np.zeros(size, dtype=np.int64),
-        np.zeros(16),
-        np.zeros((16, accounts)),
-    )
+    return Scratch(*(np.zeros(size, dtype=np.int64) for _ in Scratch._fields))
 
 
-def _ledger_of(ordering: WaitingOrder, n: int) -> tuple[LedgerState, int, np.ndarray]:
-    """The ordering's fairshare ledger, which order it is, and every job's queue priority
-    (an empty ledger and zeros for FCFS)."""
+def _ledger_of(ordering: WaitingOrder, n: int) -> tuple[LedgerState, UsageLog, int, np.ndarray]:
+    """The ordering's fairshare ledger and its usage log, which order it is, and every
+    job's queue priority (an empty ledger and log and zeros for FCFS)."""
     if isinstance(ordering, FairshareOrder):
         kind = ORDER_PRIORITY if isinstance(ordering, QueuePriorityOrder) else ORDER_FAIRSHARE
         priority = getattr(ordering, "job_priority", np.zeros(n))
-        return ordering.ledger.state, kind, np.array(priority, dtype=np.float64)
+        ledger = ordering.ledger
+        return ledger.state, ledger.log, kind, np.array(priority, dtype=np.float64)
     one, per_job = np.zeros(1), np.zeros(max(n, 1))
     empty = LedgerState(
         one,
@@ -634,7 +589,7 @@ def _ledger_of(ordering: WaitingOrder, n: int) -> tuple[LedgerState, int, np.nda
         np.array([0.0, np.inf]),
         np.array([1.0, 1.0, 0.0, np.inf, 0.0, 0.0]),
     )
-    return empty, ORDER_FCFS, np.zeros(n)
+    return empty, empty_log(1), ORDER_FCFS, np.zeros(n)
 
 
 def indexable(state: RunState, order_kind: int, rules: BatchRules) -> bool:
@@ -673,7 +628,7 @@ def replay(
     and of the jobs they decided for one by one (the cost a deep queue would multiply)."""
     n = state.n
     cluster = state.cluster
-    ledger, kind, priority = _ledger_of(ordering, n)
+    ledger, log, kind, priority = _ledger_of(ordering, n)
     f64 = np.float64
     # writable copies: numba compiles read-only arrays (pandas hands some out) apart
     run = RunJobs(np.array(state.submit, dtype=f64), np.array(state.work, dtype=f64), priority)
@@ -689,7 +644,7 @@ def replay(
     fast = index and indexable(state, kind, rules)
     _PROGRESS[0] = progress
     try:
-        status, passes, scanned, scratch, nlog = run_batch(
+        status, passes, scanned, _, log = run_batch(
             run,
             jobs,
             state.mem_per_cpu,
@@ -700,11 +655,12 @@ def replay(
             limits.state(),
             bool(limits.any),
             ledger,
+            log,
             kind,
             BatchRules(int(rules.depth), *(bool(v) for v in rules[1:])),
             record is not None,
             out,
-            empty_scratch(n, ledger.usage.shape[0]),
+            empty_scratch(n),
             max(1, n // 200) if progress is not None else 0,
             make_index(state.cpus if fast else np.zeros(0, dtype=np.int64)),
             fast,
@@ -716,9 +672,7 @@ def replay(
     done = ~np.isnan(state.end_time)
     state.job_state[done] = 3
     if isinstance(ordering, FairshareOrder):
-        ordering_ledger = ordering.ledger
-        ordering_ledger.log_times.extend(scratch.log_times[:nlog].tolist())
-        ordering_ledger.log_usage.extend(list(scratch.log_usage[:nlog].copy()))
+        ordering.ledger.log = log
     if record is not None:
         for job in np.flatnonzero(first_reservation < np.inf).tolist():
             record.setdefault(job, float(first_reservation[job]))
@@ -736,7 +690,7 @@ def warm_up() -> float:
     )
     cluster = ClusterState(site, [site.queues[0].name])
     one_f, one_i, zero_i = np.ones(1), np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    ledger, kind, priority = _ledger_of(FCFSOrder(), 1)
+    ledger, log, kind, priority = _ledger_of(FCFSOrder(), 1)
     limits = no_limits(zero_i, 1)
     run_batch(
         RunJobs(np.zeros(1), one_f.copy(), priority),
@@ -749,6 +703,7 @@ def warm_up() -> float:
         limits,
         False,
         ledger,
+        log,
         kind,
         BatchRules(1, True, False, False, False),
         True,
@@ -759,7 +714,7 @@ def warm_up() -> float:
             np.zeros(3, dtype=np.int64),
             np.zeros((3, 1), dtype=np.bool_),
         ),
-        empty_scratch(1, 1),
+        empty_scratch(1),
         0,
         make_index(one_i),
         True,

@@ -57,6 +57,49 @@ class LedgerState(NamedTuple):
     params: np.ndarray
 
 
+class UsageLog(NamedTuple):
+    """Usage-log snapshots: ``times[:size[0]]`` and, a row each, every account's effective
+    usage then; the arrays grow (double) as snapshots come."""
+
+    times: np.ndarray
+    usage: np.ndarray
+    #: how many snapshots there are (one element, so kernels can change it in place)
+    size: np.ndarray
+
+
+def empty_log(accounts: int) -> UsageLog:
+    """A usage log without snapshots, with room for a few."""
+    return UsageLog(np.zeros(16), np.zeros((16, accounts)), np.zeros(1, dtype=np.int64))
+
+
+@numba.njit(cache=True)
+def advance(ledger: LedgerState, now: float, log: UsageLog, current: np.ndarray) -> UsageLog:
+    """Decay the ledger to ``now``, taking the usage-log snapshots that fall on the way
+    (into ``log``, or a larger copy of it, which is returned); ``current``: scratch of one
+    value per account."""
+    clock, every = ledger.clock, ledger.params[3]
+    while clock[1] <= now:
+        at = clock[1]
+        decay_to(ledger, at)
+        current_usage(ledger, at, current)
+        n = log.size[0]
+        if n == log.times.shape[0]:
+            times = np.empty(2 * n)
+            usage = np.empty((2 * n, current.shape[0]))
+            for r in range(n):
+                times[r] = log.times[r]
+                for a in range(current.shape[0]):
+                    usage[r, a] = log.usage[r, a]
+            log = UsageLog(times, usage, log.size)
+        log.times[n] = at
+        for a in range(current.shape[0]):
+            log.usage[n, a] = current[a]
+        log.size[0] = n + 1
+        clock[1] = at + every
+    decay_to(ledger, now)
+    return log
+
+
 @numba.njit(cache=True)
 def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
     """numpy's sum of a block of at most 128: in order below 8, else 8 running sums."""
@@ -236,9 +279,8 @@ class FairshareLedger:
             ),
         )
         self._now = np.zeros(accounts.shape[0])
-        #: usage-log snapshots: their times and every account's effective usage then
-        self.log_times: list[float] = []
-        self.log_usage: list[np.ndarray] = []
+        #: the usage-log snapshots (none unless the site asks for a log)
+        self.log = empty_log(accounts.shape[0])
 
     @property
     def usage(self) -> np.ndarray:
@@ -246,16 +288,7 @@ class FairshareLedger:
 
     def _advance(self, now: float) -> None:
         """Decay to ``now``, taking the usage-log snapshots that fall on the way."""
-        state = self.state
-        clock, every = state.clock, state.params[3]
-        while clock[1] <= now:
-            at = float(clock[1])
-            decay_to(state, at)
-            current_usage(state, at, self._now)
-            self.log_times.append(at)
-            self.log_usage.append(self._now.copy())
-            clock[1] = at + every
-        decay_to(state, now)
+        self.log = advance(self.state, now, self.log, self._now)
 
     def rate_of(self, cpus: int, alloc: Allocation) -> float:
         """What the job pays per second: CPUs, or processor equivalents."""
@@ -283,9 +316,10 @@ class FairshareLedger:
         """The recorded usage over time (``time, account, usage``), if asked for."""
         if self.config.usage_log is None:
             return None
-        if not self.log_times:
+        n = int(self.log.size[0])
+        if not n:
             return pd.DataFrame({"time": [], "account": [], "usage": []})
-        times = np.repeat(self.log_times, self.account_ids.shape[0])
-        accounts = np.tile(self.account_ids, len(self.log_times))
-        usage = np.concatenate(self.log_usage)
+        times = np.repeat(self.log.times[:n], self.account_ids.shape[0])
+        accounts = np.tile(self.account_ids, n)
+        usage = self.log.usage[:n].ravel()
         return pd.DataFrame({"time": times, "account": accounts, "usage": usage})
