@@ -62,7 +62,7 @@ from queuesim.core.profile import (
     new_profile,
     no_limits,
 )
-from queuesim.core.state import RunState
+from queuesim.core.state import JobState, RunState
 from queuesim.site.model import Site
 
 #: how far past now a running job that outlived its estimate is expected to end (as the
@@ -670,7 +670,7 @@ def replay(
     if status == FAILED_PLACEMENT:
         raise PolicyViolation("the compiled run could not place a job its pass planned")
     done = ~np.isnan(state.end_time)
-    state.job_state[done] = 3
+    state.job_state[done] = JobState.DONE
     if isinstance(ordering, FairshareOrder):
         ordering.ledger.log = log
     if record is not None:

@@ -79,10 +79,6 @@ class Simulation:
         )
         #: the policy wants a pass at every finish, even when no job waits
         self.every_event = bool(getattr(policy, "every_event", False))
-        #: seconds spent compiling (or loading) the kernels before the clock started
-        self.compile_seconds = 0.0
-        #: jobs the compiled run's passes decided for one by one (0 when run pass by pass)
-        self.jobs_scanned = 0
         self.ctx = Context(self.state, self.ordering)
         rules = getattr(policy, "batch_rules", None)
         #: the rules of a run in one compiled call, or None to run pass by pass
@@ -96,26 +92,27 @@ class Simulation:
 
     def run(self) -> Result:
         if self.batch_rules is not None:
-            self.compile_seconds = warm_up_run()
+            compile_seconds = warm_up_run()
             if self.progress is not None:
                 self.progress(0, self.state.n)  # the kernels are ready: the run begins
             started_at = time.perf_counter()
-            passes, self.jobs_scanned = replay(
+            passes, scanned = replay(
                 self.state,
                 self.ordering,
                 self.batch_rules,
                 record=getattr(self.policy, "record", None),
                 progress=self.progress,
             )
-            return self._result(passes, time.perf_counter() - started_at)
+            return self._result(passes, time.perf_counter() - started_at, compile_seconds, scanned)
         started_at = time.perf_counter()
         warm_up_placement()
         warm_up_profile()
-        self.compile_seconds = time.perf_counter() - started_at
+        compile_seconds = time.perf_counter() - started_at
         if self.progress is not None:
             self.progress(0, self.state.n)
         started_at = time.perf_counter()
-        return self._result(self._run_passes(), time.perf_counter() - started_at)
+        passes = self._run_passes()
+        return self._result(passes, time.perf_counter() - started_at, compile_seconds)
 
     def _run_passes(self) -> int:
         """The run pass by pass, through the policy's ``schedule``; returns the passes."""
@@ -175,7 +172,9 @@ class Simulation:
             progress(n, n)
         return passes
 
-    def _result(self, passes: int, wall: float) -> Result:
+    def _result(self, passes: int, wall: float, compile_seconds: float, scanned: int = 0) -> Result:
+        """The run's Result: ``wall`` seconds simulating after ``compile_seconds`` of
+        kernels; ``scanned``: jobs the compiled passes decided for one by one."""
         state = self.state
         never = state.never_run()
         if never.size:
@@ -190,8 +189,8 @@ class Simulation:
             params=self.params,
             workload=self.workload,
             wall_seconds=wall,
-            compile_seconds=self.compile_seconds,
-            jobs_scanned=self.jobs_scanned,
+            compile_seconds=compile_seconds,
+            jobs_scanned=scanned,
             passes=passes,
             counters={**state.counters, **state.limits.counters()},
             fairshare_usage=self._usage_log(),
