@@ -596,3 +596,7 @@ def warm_up() -> None:
     held_by_each(zero, jobs.cpus, jobs.queue, limits)
     rules = PassRules(1, True, True, True)
     plan_pass(tiny_profile_state(), jobs, limits, zero, rules, no_promises(1))
+
+
+#: the kernels a pass-by-pass run enters from Python (see :mod:`.kernels`)
+KERNELS = (_plan_pass_entry, _held_by_each_entry, _room_beside_plan_entry)
