@@ -36,6 +36,7 @@ from queuesim.core.profile import (
     ProfileState,
     Promises,
     _build,
+    _changed_from,
     _earliest,
     _first_fit,
     _fits_plan,
@@ -164,6 +165,7 @@ def _block_suitable(
         if gpn > 0 and state.capacity_gpus[p] < gpn:
             room = 0
         if mask[p] and _shaped(room, ppn) > 0:
+            _changed_from(prof, 0)
             s = 0
             while prof.times[s] < before:
                 prof.cpus[s, p] = 0

@@ -1,0 +1,99 @@
+"""The availability profile's running minima (:mod:`queuesim.core.profile`): whether a job
+fits now, read from the minima, is what the step-by-step scan finds, however the profile
+was changed before (steps split, CPUs taken and given back, rebuilt)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from queuesim.core.profile import Profile, _earliest, _split, _take, new_profile
+
+
+@st.composite
+def profiles_and_changes(
+    draw: st.DrawFn,
+) -> tuple[Profile, list[tuple[bool, float, float, list[int]]]]:
+    """A profile of 1 to 4 pools (memory, sometimes GPUs) over up to 8 steps, and up to 6
+    changes: a step split, or CPUs (and memory) taken or given back over a window."""
+    pools = draw(st.integers(1, 4))
+    gpu_pools = pools if draw(st.booleans()) else 0
+    steps = draw(st.integers(1, 8))
+    prof = new_profile(steps + 40, pools, gpu_pools)
+    gaps = draw(st.lists(st.integers(1, 50), min_size=steps - 1, max_size=steps - 1))
+    prof.times[:steps] = np.concatenate([[0.0], np.cumsum(gaps)]).astype(float)
+    for s in range(steps):
+        for p in range(pools):
+            prof.cpus[s, p] = draw(st.integers(0, 16))
+            prof.mem[s, p] = draw(st.integers(0, 64))
+        for p in range(gpu_pools):
+            prof.gpus[s, p] = draw(st.integers(0, 4))
+    prof.size[0] = steps
+    prof.low_upto[0] = 0
+    changes = []
+    for _ in range(draw(st.integers(0, 6))):
+        start = float(draw(st.integers(0, 300)))
+        duration = float(draw(st.integers(1, 200)))
+        plan = [draw(st.integers(-2, 3)) for _ in range(pools)]
+        changes.append((draw(st.booleans()), start, duration, plan))
+    return prof, changes
+
+
+def _assert_fits_now_as_the_scan_finds(
+    prof: Profile, need: int, per_cpu: int, ppn: int, gpn: int, mask: np.ndarray, duration: float
+) -> None:
+    pools = mask.shape[0]
+    fast_room = np.full(pools, -7, dtype=np.int64)
+    scan_room = np.full(pools, -7, dtype=np.int64)
+    fast = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, True, fast_room)
+    # without now_only the scan looks at every start from step 0: it answers 0 exactly
+    # when the job fits now, and leaves the same room per pool
+    scan = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, scan_room)
+    assert (fast == 0) == (scan == 0)
+    assert fast in (0, -1)
+    if fast == 0:
+        assert fast_room.tolist() == scan_room.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=profiles_and_changes(),
+    jobs=st.lists(
+        st.tuples(
+            st.integers(1, 20),  # need
+            st.sampled_from([0, 0, 1, 4]),  # memory per CPU
+            st.sampled_from([0, 0, 1, 2]),  # CPUs per node
+            st.sampled_from([0, 0, 1]),  # GPUs per node
+            st.integers(1, 400),  # duration
+            st.integers(0, 15),  # mask bits
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_fits_now_from_the_running_minima_is_what_the_step_by_step_scan_finds(
+    data: tuple[Profile, list[tuple[bool, float, float, list[int]]]],
+    jobs: list[tuple[int, int, int, int, int, int]],
+) -> None:
+    """Asked before and after every change of the profile (so the minima are extended,
+    cut back and extended again), the fast answer equals the scan's."""
+    prof, changes = data
+    pools = prof.cpus.shape[1]
+    has_gpus = prof.gpus.shape[1] > 0
+
+    def ask() -> None:
+        for need, per_cpu, ppn, gpn, duration, bits in jobs:
+            mask = np.array([(bits >> p) & 1 == 1 or p == 0 for p in range(pools)])
+            gpus = gpn if has_gpus and ppn else 0
+            _assert_fits_now_as_the_scan_finds(
+                prof, need, per_cpu, ppn, gpus, mask, float(duration)
+            )
+
+    ask()
+    for split_only, start, duration, plan in changes:
+        if split_only:
+            _split(prof, start)
+        else:
+            _take(prof, start, duration, 1, 0, np.array(plan, dtype=np.int64), 1)
+        ask()
