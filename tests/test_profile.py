@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from queuesim.core.profile import Profile, _earliest, _split, _take, new_profile
+from queuesim.core.profile import Profile, _earliest, _split, _take, _take_all, new_profile
 
 
 @st.composite
@@ -97,3 +97,58 @@ def test_fits_now_from_the_running_minima_is_what_the_step_by_step_scan_finds(
         else:
             _take(prof, start, duration, 1, 0, np.array(plan, dtype=np.int64), 1)
         ask()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=profiles_and_changes(),
+    takes=st.lists(
+        st.tuples(
+            st.integers(0, 300),  # start
+            st.integers(1, 200),  # duration
+            st.sampled_from([0, 1, 2]),  # memory per CPU
+            st.sampled_from([0, 1]),  # GPUs on each pool used
+            st.lists(st.integers(0, 3), min_size=4, max_size=4),  # CPUs per pool
+        ),
+        max_size=6,
+    ),
+)
+def test_taking_all_at_once_gives_the_profile_of_taking_each_in_turn(
+    data: tuple[Profile, list[tuple[bool, float, float, list[int]]]],
+    takes: list[tuple[int, int, int, int, list[int]]],
+) -> None:
+    """Where every take leaves no CPUs, memory or GPUs below zero, the one sweep gives the
+    same steps and free resources as the takes one by one; where one would, it refuses
+    and leaves the profile untouched."""
+    prof, _ = data
+    pools, has_gpus = prof.cpus.shape[1], prof.gpus.shape[1] > 0
+    starts = np.array([float(t[0]) for t in takes])
+    durations = np.array([float(t[1]) for t in takes])
+    per_cpu = np.array([t[2] for t in takes], dtype=np.int64)
+    gpn = np.array([t[3] if has_gpus else 0 for t in takes], dtype=np.int64)
+    plans = np.array([t[4][:pools] for t in takes], dtype=np.int64).reshape(len(takes), pools)
+
+    def copy(source: Profile) -> Profile:
+        return Profile(*(field.copy() for field in source))
+
+    def state(of: Profile) -> tuple[list[float], list[list[int]], list[list[int]], list[list[int]]]:
+        n = int(of.size[0])
+        return (
+            of.times[:n].tolist(),
+            of.cpus[:n].tolist(),
+            of.mem[:n].tolist(),
+            of.gpus[:n].tolist(),
+        )
+
+    one_by_one = copy(prof)
+    for k in range(len(takes)):
+        _take(one_by_one, starts[k], durations[k], per_cpu[k], gpn[k], plans[k], 1)
+    below_zero = any(
+        (getattr(one_by_one, name)[: one_by_one.size[0]] < 0).any()
+        for name in ("cpus", "mem", "gpus")
+    )
+    before = state(prof)
+    at_once = copy(prof)
+    took = _take_all(at_once, starts, durations, per_cpu, gpn, plans)
+    assert took == (not below_zero)
+    assert state(at_once) == (state(one_by_one) if took else before)

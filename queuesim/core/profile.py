@@ -444,6 +444,87 @@ def _take(
 
 
 @numba.njit(cache=True)
+def _take_all(
+    prof: Profile,
+    starts: np.ndarray,
+    durations: np.ndarray,
+    per_cpu: np.ndarray,
+    gpn: np.ndarray,
+    plans: np.ndarray,
+) -> bool:
+    """Take ``plans[k, p]`` CPUs of every pool from ``starts[k]`` for ``durations[k]``
+    (with ``per_cpu[k]`` memory each and ``gpn[k]`` GPUs on every pool used), for every
+    ``k`` at once, if the profile has room for all of them: no step of any pool left
+    with fewer than zero CPUs, memory or GPUs. Returns false, leaving ``prof`` as it was,
+    otherwise. Every start must lie at or after the first step.
+
+    The result is the profile that :func:`_take` of each in turn makes (the same steps,
+    split at every start and end, and the same free resources), in one sweep: the new
+    step times merged, the takes added up as differences at their first and last step."""
+    steps, pools, gpu_pools = prof.size[0], prof.cpus.shape[1], prof.gpus.shape[1]
+    m = starts.shape[0]
+    if m == 0:
+        return True
+    points = np.empty(steps + 2 * m)
+    points[:steps] = prof.times[:steps]
+    for k in range(m):
+        points[steps + 2 * k] = starts[k]
+        points[steps + 2 * k + 1] = starts[k] + durations[k]
+    times = np.unique(points)
+    n = times.shape[0]
+    if n > prof.times.shape[0]:
+        return False
+    d_cpus = np.zeros((n + 1, pools), dtype=np.int64)
+    d_mem = np.zeros((n + 1, pools), dtype=np.int64)
+    d_gpus = np.zeros((n + 1, gpu_pools), dtype=np.int64)
+    for k in range(m):
+        i = np.searchsorted(times, starts[k])
+        j = np.searchsorted(times, starts[k] + durations[k])
+        for p in range(pools):
+            amount = plans[k, p]
+            if amount:
+                d_cpus[i, p] -= amount
+                d_cpus[j, p] += amount
+                d_mem[i, p] -= amount * per_cpu[k]
+                d_mem[j, p] += amount * per_cpu[k]
+                if gpn[k]:
+                    d_gpus[i, p] -= gpn[k]
+                    d_gpus[j, p] += gpn[k]
+    cpus = np.empty((n, pools), dtype=np.int64)
+    mem = np.empty((n, pools), dtype=np.int64)
+    gpus = np.empty((n, gpu_pools), dtype=np.int64)
+    run_cpus = np.zeros(pools, dtype=np.int64)
+    run_mem = np.zeros(pools, dtype=np.int64)
+    run_gpus = np.zeros(gpu_pools, dtype=np.int64)
+    base = 0
+    for s in range(n):
+        while base + 1 < steps and prof.times[base + 1] <= times[s]:
+            base += 1
+        for p in range(pools):
+            run_cpus[p] += d_cpus[s, p]
+            run_mem[p] += d_mem[s, p]
+            cpus[s, p] = prof.cpus[base, p] + run_cpus[p]
+            mem[s, p] = prof.mem[base, p] + run_mem[p]
+            if cpus[s, p] < 0 or mem[s, p] < 0:
+                return False
+        for p in range(gpu_pools):
+            run_gpus[p] += d_gpus[s, p]
+            gpus[s, p] = prof.gpus[base, p] + run_gpus[p]
+            if gpus[s, p] < 0:
+                return False
+    for s in range(n):
+        prof.times[s] = times[s]
+        for p in range(pools):
+            prof.cpus[s, p] = cpus[s, p]
+            prof.mem[s, p] = mem[s, p]
+        for p in range(gpu_pools):
+            prof.gpus[s, p] = gpus[s, p]
+    prof.size[0] = n
+    _changed_from(prof, 0)
+    return True
+
+
+@numba.njit(cache=True)
 def _first_fit(room: np.ndarray, need: int, plan: np.ndarray) -> None:
     """Spread ``need`` CPUs over the pools in order, as much as each has room for."""
     for p in range(room.shape[0]):
