@@ -56,7 +56,7 @@ def _assert_fits_now_as_the_scan_finds(
         assert fast_room.tolist() == scan_room.tolist()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     data=profiles_and_changes(),
     jobs=st.lists(
@@ -99,7 +99,7 @@ def test_fits_now_from_the_running_minima_is_what_the_step_by_step_scan_finds(
         ask()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     data=profiles_and_changes(),
     takes=st.lists(
