@@ -10,8 +10,8 @@ from typing import Any
 
 from queuesim.common.version import __version__
 from queuesim.reports.document import Block, Bullets, DocTable, Heading, Image, Para
-from queuesim.reports.terminal import format_metric
-from queuesim.results.comparison import METRIC_COLUMNS, Comparison, best_setups
+from queuesim.reports.precision import marked, metric_texts
+from queuesim.results.comparison import METRIC_COLUMNS, Comparison, best_marks
 from queuesim.results.heatmap import WaitGrid
 
 HOUR = 3600.0
@@ -75,11 +75,14 @@ def _setup_rows(comp: Comparison) -> DocTable:
 
 
 def _metrics_block(comp: Comparison) -> DocTable:
-    best = best_setups(comp.table, shown=format_metric)
+    marks = best_marks(comp.table)
+    texts = {c: metric_texts(c, comp.table[c].astype(float).tolist()) for c in METRIC_COLUMNS}
     rows, bold = [], set()
-    for i, (setup, row) in enumerate(comp.table.iterrows()):
-        rows.append([str(setup)] + [format_metric(c, float(row[c])) for c in METRIC_COLUMNS])
-        bold |= {(i, j + 1) for j, c in enumerate(METRIC_COLUMNS) if setup in best[c]}
+    for i, setup in enumerate(comp.table.index):
+        mark = [marks[c][str(setup)] for c in METRIC_COLUMNS]
+        cells = [marked(texts[c][i], m) for c, m in zip(METRIC_COLUMNS, mark, strict=True)]
+        rows.append([str(setup), *cells])
+        bold |= {(i, j + 1) for j, m in enumerate(mark) if m}
     header = ["setup"] + [_HEADERS[c] for c in METRIC_COLUMNS]
     return DocTable(header, rows, [False] + [True] * len(METRIC_COLUMNS), frozenset(bold))
 
@@ -211,7 +214,9 @@ def report_document(
             "response time and slowdown; ANUWT and NUWT-dev the mean and standard deviation "
             "over users of their total wait divided by their CPU time. Bounded slowdown uses "
             f"τ = {next(iter(comp.metrics.values())).bounded_slowdown_tau:g} s. "
-            "The best value of each column is in bold; lower is better, except utilization."
+            "The best value of each column is in bold, marked (tie) when several setups share "
+            "it; lower is better, except utilization. Each column shows as many digits as it "
+            "takes to tell different values apart."
         ),
         _metrics_block(comp),
         Heading(2, SECTIONS[2]),

@@ -14,8 +14,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -32,10 +33,11 @@ __all__ = [
     "CompareError",
     "Comparison",
     "against_baseline",
-    "best_setups",
+    "best_marks",
     "losers",
     "per_queue",
     "pick_baseline",
+    "same_figure",
 ]
 
 #: The metrics compared side by side, in display order (keys of :class:`Metrics`).
@@ -70,6 +72,10 @@ AGAINST_COLUMNS = (
 LOSER_COLUMNS = ("setup", "user", "jobs", "baseline_mean_wait_h", "mean_wait_h", "change_h")
 
 HOUR = 3600.0
+#: Two figures closer than this, relatively, are the same (see :func:`same_figure`).
+SAME_RTOL = 1e-9
+#: How a setup's value of a metric compares with the others' (see :func:`best_marks`).
+Mark = Literal["best", "tie", ""]
 
 
 class CompareError(QueuesimError):
@@ -184,34 +190,31 @@ def metrics_table(metrics: Mapping[str, Metrics]) -> pd.DataFrame:
     return table
 
 
-def best_setups(
-    table: pd.DataFrame, *, shown: Callable[[str, float], str] | None = None
-) -> dict[str, set[str]]:
-    """For each compared metric, the setups with the best value (ties: all of them, to a
-    relative 1e-9). Lower is better except for utilization.
+def same_figure(a: float, b: float) -> bool:
+    """Whether two finite figures are the same, to a relative 1e-9 (what summing in another
+    order may change)."""
+    return bool(np.isclose(a, b, rtol=SAME_RTOL, atol=0.0))
 
-    With ``shown`` (column, value) -> displayed text, a setup whose value *displays* the
-    same as a best one's is counted best too: a reader who sees two equal figures should
-    not find only one of them highlighted.
-    """
-    best: dict[str, set[str]] = {}
+
+def best_marks(table: pd.DataFrame) -> dict[str, dict[str, Mark]]:
+    """For each compared metric and setup: ``"best"`` when the setup alone holds the best
+    finite value, ``"tie"`` when several setups share it (:func:`same_figure`), ``""``
+    otherwise. Lower is better except for utilization. With a single setup nothing is
+    marked: there is nothing to be best against."""
+    out: dict[str, dict[str, Mark]] = {}
     for column in METRIC_COLUMNS:
         if column not in table.columns:
             continue
         values = table[column].astype(float)
+        marks: dict[str, Mark] = {str(s): "" for s in values.index}
         finite = values[np.isfinite(values)]
-        if finite.empty:
-            best[column] = set()
-            continue
-        target = finite.min() if LOWER_IS_BETTER[column] else finite.max()
-        close = np.isclose(finite, target, rtol=1e-9, atol=0.0)
-        best[column] = {str(s) for s in finite.index[close]}
-        if shown is not None:
-            texts = {shown(column, float(finite[s])) for s in finite.index[close]}
-            best[column] |= {
-                str(s) for s in finite.index if shown(column, float(finite[s])) in texts
-            }
-    return best
+        if len(values) > 1 and not finite.empty:
+            target = finite.min() if LOWER_IS_BETTER[column] else finite.max()
+            holders = [str(s) for s, v in finite.items() if same_figure(float(v), target)]
+            for name in holders:
+                marks[name] = "best" if len(holders) == 1 else "tie"
+        out[column] = marks
+    return out
 
 
 def _matched(base: pd.DataFrame, other: pd.DataFrame, name: str) -> tuple[pd.DataFrame, int]:
