@@ -200,7 +200,7 @@ def test_bundle_has_the_documented_files_and_sections(tmp_path: Path) -> None:
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "data:image/png;base64," in page
     assert 'src="heatmap.png"' not in page and "http" not in page  # self-contained
-    assert re.findall(r"<h2>(.+?)</h2>", page) == list(SECTIONS)
+    assert re.findall(r"<h2 id=\"[^\"]+\">(.+?)</h2>", page) == list(SECTIONS)
 
     against = pd.read_csv(tmp_path / "out" / "against-baseline.csv")
     assert list(against.columns) == ["setup", *AGAINST_COLUMNS]

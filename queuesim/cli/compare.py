@@ -13,6 +13,7 @@ from queuesim.cli.options import (
     add_bin,
     add_cleaning,
     add_clusters,
+    add_jobs_format,
     add_out,
     add_policies,
     add_quiet,
@@ -65,6 +66,7 @@ def add_parser(sub: Any) -> None:
         "when it picks one setup); default: the first",
     )
     add_out(parser, "write the report bundle into DIR")
+    add_jobs_format(parser, "parquet if pyarrow is installed, else csv")
     parser.add_argument(
         "--top", type=int, default=5, metavar="N", help="users who lost the most to list (5)"
     )
@@ -136,7 +138,9 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         on_start=announce,
     )
     if args.out:
-        write_bundle(args.out, comp, bin=spec, command=_compare_command(args))
+        jobs_format = None if args.jobs_format.startswith("parquet if") else args.jobs_format
+        command = _compare_command(args)
+        write_bundle(args.out, comp, bin=spec, command=command, jobs_format=jobs_format)
     if not args.quiet:
         print_comparison(console, comp, grids=comp.heatmap(spec))
         if args.out:

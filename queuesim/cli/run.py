@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from queuesim.cli.options import (
     add_cleaning,
     add_clusters,
+    add_jobs_format,
     add_out,
     add_params,
     add_quiet,
@@ -55,13 +56,7 @@ def add_parser(sub: Any) -> None:
     )
     add_params(parser)
     add_out(parser, "write the result files into DIR")
-    parser.add_argument(
-        "--jobs-format",
-        choices=("parquet", "csv"),
-        default="parquet",
-        help="with --out, write the one-row-per-job table as jobs.parquet (the default: "
-        "fast, typed, for pandas and any Arrow reader) or as jobs.csv",
-    )
+    add_jobs_format(parser)
     add_tau(parser)
     add_cleaning(
         parser,

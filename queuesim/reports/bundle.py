@@ -50,8 +50,9 @@ from queuesim.reports.comparison_report import (
     cleaning_counts,
     report_document,
 )
-from queuesim.reports.document import to_html, to_markdown
 from queuesim.reports.heatmap_plot import render_heatmap
+from queuesim.reports.render_html import to_html
+from queuesim.reports.render_markdown import to_markdown
 from queuesim.results.comparison import Comparison
 from queuesim.results.heatmap import BinSpec, TraceClock, WaitGrid, parse_bin
 from queuesim.results.output import write_run
@@ -171,10 +172,13 @@ def write_bundle(
     *,
     bin: str | float | BinSpec = "day",
     command: str | None = None,
+    jobs_format: str | None = None,
 ) -> list[Path]:
     """Write the report bundle of ``comp`` into ``out`` (see the module docstring).
 
     ``command`` is the command line that produced the comparison, quoted in the report.
+    ``jobs_format`` (``parquet`` or ``csv``) is the setups' job tables' format; default:
+    Parquet when pyarrow is installed.
     Returns the files written, under ``out``, in the order listed in ``report.md``.
 
     Raises:
@@ -186,7 +190,7 @@ def write_bundle(
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        names = _write_into(tmp, comp, spec, command)
+        names = _write_into(tmp, comp, spec, command, jobs_format or _jobs_format())
         _swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -194,8 +198,9 @@ def write_bundle(
     return [out / name for name in names]
 
 
-def _write_into(folder: Path, comp: Comparison, spec: BinSpec, command: str | None) -> list[str]:
-    jobs_format = _jobs_format()
+def _write_into(
+    folder: Path, comp: Comparison, spec: BinSpec, command: str | None, jobs_format: str
+) -> list[str]:
     run_files: list[str] = []
     dirs = {name: bundle_dir_name(name) for name in comp.results}
     if len(set(dirs.values())) != len(dirs):
@@ -264,7 +269,7 @@ def _write_into(folder: Path, comp: Comparison, spec: BinSpec, command: str | No
     atomic_write_text(folder / "comparison.json", text + "\n")
 
     png = (folder / "heatmap.png").read_bytes()
-    title, blocks = report_document(comp, grids, png, command, files)
-    atomic_write_text(folder / "report.md", to_markdown(blocks))
-    atomic_write_text(folder / "report.html", to_html(blocks, title))
+    report = report_document(comp, grids, png, command, files)
+    atomic_write_text(folder / "report.md", to_markdown(report))
+    atomic_write_text(folder / "report.html", to_html(report))
     return files
