@@ -107,13 +107,14 @@ def heatmap_frame(grids: Mapping[str, WaitGrid]) -> pd.DataFrame:
 
 
 def write_heatmap_files(
-    folder: Path, grids: Mapping[str, WaitGrid], *, stem: str = "heatmap"
+    folder: Path, grids: Mapping[str, WaitGrid], *, stem: str = "heatmap", log: bool = True
 ) -> list[Path]:
-    """``heatmap.png``, ``heatmap.svg`` and ``heatmap.csv`` of ``grids`` in ``folder``."""
+    """``heatmap.png``, ``heatmap.svg`` and ``heatmap.csv`` of ``grids`` in ``folder``
+    (``log``: the colour scale, see :func:`.heatmap_plot.heatmap_figure`)."""
     folder.mkdir(parents=True, exist_ok=True)
     files = [folder / f"{stem}.png", folder / f"{stem}.svg", folder / f"{stem}.csv"]
     for path in files[:2]:
-        data = render_heatmap(grids, path.suffix[1:])
+        data = render_heatmap(grids, path.suffix[1:], log=log)
         with atomic_path(path) as tmp:
             tmp.write_bytes(data)
     _write_csv(files[2], heatmap_frame(grids), index=False)
