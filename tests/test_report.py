@@ -199,7 +199,9 @@ def test_bundle_has_the_documented_files_and_sections(tmp_path: Path) -> None:
     assert "`queuesim compare demo`" in md
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "data:image/png;base64," in page
-    assert 'src="heatmap.png"' not in page and "http" not in page  # self-contained
+    assert 'src="heatmap.png"' not in page  # self-contained: nothing fetched from anywhere
+    assert not re.search(r'src="(?!data:)', page)
+    assert not re.search(r'href="[a-z]+:', page)  # links only to the bundle's own files
     assert re.findall(r"<h2 id=\"[^\"]+\">(.+?)</h2>", page) == list(SECTIONS)
 
     against = pd.read_csv(tmp_path / "out" / "against-baseline.csv")

@@ -54,7 +54,7 @@ from queuesim.reports.heatmap_plot import render_heatmap
 from queuesim.reports.render_html import to_html
 from queuesim.reports.render_markdown import to_markdown
 from queuesim.results.comparison import Comparison
-from queuesim.results.heatmap import BinSpec, TraceClock, WaitGrid, parse_bin
+from queuesim.results.heatmap import BinSpec, WaitGrid, parse_bin
 from queuesim.results.output import write_run
 from queuesim.results.registry import MetricOptions, extra_metrics
 
@@ -203,7 +203,12 @@ def _write_into(
     folder: Path, comp: Comparison, spec: BinSpec, command: str | None, jobs_format: str
 ) -> list[str]:
     run_files: list[str] = []
-    dirs = {name: bundle_dir_name(name) for name in comp.results}
+    if set(comp.results) != set(comp.runs):
+        raise ReportError(
+            "a report bundle holds every setup's run folder, so it needs the simulations "
+            "themselves; to report on saved runs, use `queuesim report`"
+        )
+    dirs = {name: bundle_dir_name(name) for name in comp.runs}
     if len(set(dirs.values())) != len(dirs):
         raise ReportError(f"two setups map to the same folder: {dirs}")
     for name, result in comp.results.items():
@@ -234,8 +239,7 @@ def _write_into(
     _write_csv(folder / "losers.csv", comp.losers, index=False)
     _write_csv(folder / "queues.csv", comp.per_queue, index=True)
 
-    first = next(iter(comp.results.values()))
-    clock = TraceClock.of(first)
+    clock = next(iter(comp.runs.values())).clock
     document = {
         "kind": BUNDLE_KIND,
         "queuesim_version": __version__,
@@ -249,15 +253,15 @@ def _write_into(
             {
                 "name": name,
                 "folder": dirs[name],
-                "site": r.site.name,
+                "site": r.site,
                 "site_file": comp.sources.get(name),
                 "policy": r.policy,
                 "params": dict(sorted(r.params.items())),
-                "total_cpus": r.site.total_cpus,
-                "queues": [q.name for q in r.site.queues],
+                "total_cpus": r.total_cpus,
+                "queues": list(r.queues),
                 "jobs": len(r.jobs),
             }
-            for name, r in comp.results.items()
+            for name, r in comp.runs.items()
         ],
         "metrics": {name: m.as_dict() for name, m in comp.metrics.items()},
         "against_baseline": _records(comp.against_baseline),

@@ -69,19 +69,18 @@ def bundle_dir_name(setup: str) -> str:
 
 def _setup_rows(comp: Comparison) -> Table:
     rows = []
-    for name, result in comp.results.items():
-        params = ", ".join(f"{k}={v}" for k, v in sorted(result.params.items())) or "-"
-        site = result.site
+    for name, run in comp.runs.items():
+        params = ", ".join(f"{k}={v}" for k, v in sorted(run.params.items())) or "-"
         rows.append(
             [
                 name + (" (baseline)" if name == comp.baseline else ""),
-                site.name,
+                run.site,
                 comp.sources.get(name, "-"),
-                result.policy,
+                run.policy,
                 params,
-                f"{site.total_cpus:,}",
-                ", ".join(q.name for q in site.queues),
-                f"{len(result.jobs):,}",
+                f"{run.total_cpus:,}",
+                ", ".join(run.queues),
+                f"{len(run.jobs):,}",
             ]
         )
     header = ["setup", "site", "site file", "policy", "parameters", "CPUs", "queues", "jobs"]
@@ -179,7 +178,7 @@ def _losers_block(comp: Comparison) -> Table:
 
 
 def cleaning_counts(comp: Comparison) -> dict[str, dict[str, int]]:
-    return {name: dict(r.workload.cleaning.counts) for name, r in comp.results.items()}
+    return {name: dict(r.cleaning) for name, r in comp.runs.items()}
 
 
 def _cleaning_block(comp: Comparison) -> Table | Para:
@@ -231,7 +230,7 @@ def report_document(
     svg: bytes | None = None,
 ) -> Report:
     """The comparison's report (sections :data:`SECTIONS`), to render with any renderer."""
-    count = len(comp.results)
+    count = len(comp.runs)
     title = (
         f"Comparison of {count} setup{'' if count == 1 else 's'} on {comp.workload or 'a workload'}"
     )
@@ -311,8 +310,8 @@ def report_document(
         "workload": comp.workload,
         "baseline": comp.baseline,
         "setups": {
-            name: {"site": r.site.name, "policy": r.policy, "params": dict(r.params)}
-            for name, r in comp.results.items()
+            name: {"site": r.site, "policy": r.policy, "params": dict(r.params)}
+            for name, r in comp.runs.items()
         },
     }
     return Report(title, lead, sections, facts)

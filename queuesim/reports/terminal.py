@@ -394,10 +394,7 @@ def _queue_counts(grid: WaitGrid) -> list[tuple[str, int]]:
 
 
 def _cleaning(comp: Comparison) -> RenderableType:
-    counts = {
-        name: {k: v for k, v in r.workload.cleaning.counts.items() if v}
-        for name, r in comp.results.items()
-    }
+    counts = {name: {k: v for k, v in r.cleaning.items() if v} for name, r in comp.runs.items()}
     distinct = {tuple(sorted(c.items())) for c in counts.values()}
     if len(distinct) == 1:
         only = next(iter(counts.values()))
@@ -406,7 +403,7 @@ def _cleaning(comp: Comparison) -> RenderableType:
         listed = ", ".join(f"{reason} {n:,}" for reason, n in only.items())
         return Text(f"data cleaning (same for every setup): {listed}", style="dim")
     table = titled_table("Data cleaning (jobs per reason)")
-    reasons = [r for r in next(iter(comp.results.values())).workload.cleaning.counts]
+    reasons = list(next(iter(comp.runs.values())).cleaning)
     shown = [r for r in reasons if any(c.get(r) for c in counts.values())]
     table.add_column("setup", overflow="fold")
     for reason in shown:

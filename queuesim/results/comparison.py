@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -26,6 +26,7 @@ from queuesim.core.result import Result
 from queuesim.results.breakdown import ALL, by_queue
 from queuesim.results.heatmap import BinSpec, WaitGrid, shared_grids
 from queuesim.results.metrics import WAIT_FIGURES, Metrics, compute_metrics
+from queuesim.results.run_facts import RunFacts
 
 __all__ = [
     "LOWER_IS_BETTER",
@@ -86,7 +87,7 @@ class CompareError(QueuesimError):
 class Comparison:
     """The outcome of :func:`compare`; every table is a plain :class:`pandas.DataFrame`."""
 
-    results: dict[str, Result]
+    runs: dict[str, RunFacts]  #: every setup's job table and facts, in order
     metrics: dict[str, Metrics]
     baseline: str
     table: pd.DataFrame
@@ -96,6 +97,9 @@ class Comparison:
     top: int
     workload: str = ""  #: the workload file's name, for reports
     sources: dict[str, str] = field(default_factory=dict)  #: setup -> site file name
+    #: the simulations themselves, when the comparison was made from them (empty when it
+    #: was read back from saved runs); the bundle writes their run folders
+    results: dict[str, Result] = field(default_factory=dict)
 
     @classmethod
     def from_results(
@@ -109,25 +113,40 @@ class Comparison:
         sources: Mapping[str, str] | None = None,
     ) -> Comparison:
         """Compare finished runs (named by the mapping's keys, in its order)."""
-        if not results:
+        runs = {name: RunFacts.of(r) for name, r in results.items()}
+        comp = cls.from_runs(runs, baseline, top=top, tau=tau, workload=workload, sources=sources)
+        return replace(comp, results=dict(results))
+
+    @classmethod
+    def from_runs(
+        cls,
+        runs: Mapping[str, RunFacts],
+        baseline: str | None = None,
+        *,
+        top: int = 5,
+        tau: float = 10.0,
+        workload: str = "",
+        sources: Mapping[str, str] | None = None,
+    ) -> Comparison:
+        """Compare runs given by their job tables and facts (e.g. read from saved folders)."""
+        if not runs:
             raise CompareError("nothing to compare: no setups were given")
         if top < 0:
             raise CompareError(f"--top expects a number of users >= 0, got {top}")
-        names = list(results)
-        chosen = pick_baseline(names, baseline)
+        chosen = pick_baseline(list(runs), baseline)
         metrics = {
-            name: compute_metrics(r.jobs, total_cpus=r.site.total_cpus, tau=tau)
-            for name, r in results.items()
+            name: compute_metrics(r.jobs, total_cpus=r.total_cpus, tau=tau)
+            for name, r in runs.items()
         }
-        jobs = {name: r.jobs for name, r in results.items()}
+        jobs = {name: r.jobs for name, r in runs.items()}
         return cls(
-            results=dict(results),
+            runs=dict(runs),
             metrics=metrics,
             baseline=chosen,
             table=metrics_table(metrics),
             against_baseline=against_baseline(jobs, chosen),
             losers=losers(jobs, chosen, top=top),
-            per_queue=per_queue(results, chosen, tau=tau),
+            per_queue=per_queue(runs, chosen, tau=tau),
             top=top,
             workload=workload,
             sources=dict(sources or {}),
@@ -135,25 +154,27 @@ class Comparison:
 
     def heatmap(self, bin: str | float | BinSpec = "day") -> dict[str, WaitGrid]:
         """Mean wait per queue and submit-time bin, per setup, on the same bins."""
-        return shared_grids(self.results, bin)
+        first = next(iter(self.runs.values()))
+        tables = {name: (r.jobs, r.queues) for name, r in self.runs.items()}
+        return shared_grids(tables, bin, first.clock)
 
 
-def per_queue(results: Mapping[str, Result], baseline: str, *, tau: float = 10.0) -> pd.DataFrame:
+def per_queue(runs: Mapping[str, RunFacts], baseline: str, *, tau: float = 10.0) -> pd.DataFrame:
     """One row per (queue, setup) - queues in the baseline site's order, then the other
     setups' own, then ``(all)``; setups in the comparison's order - with the figures of
     :data:`~.metrics.WAIT_FIGURES` and, for each, ``<figure>_change``: the setup's value less the
     baseline's on the same queue (NaN where the baseline has no job in that queue)."""
     names: list[str] = []
-    for result in (results[baseline], *results.values()):
-        names += [q.name for q in result.site.queues if q.name not in names]
+    for run in (runs[baseline], *runs.values()):
+        names += [q for q in run.queues if q not in names]
     frames = []
-    for setup, result in results.items():
-        frame = by_queue(result.jobs, names, tau=tau)
+    for setup, run in runs.items():
+        frame = by_queue(run.jobs, names, tau=tau)
         frames.append(frame.assign(setup=setup).set_index("setup", append=True))
     table = pd.concat(frames)
     order = [*[n for n in names if n in table.index.get_level_values(0)], ALL]
     table = table.reindex(
-        pd.MultiIndex.from_product([order, list(results)], names=["queue", "setup"])
+        pd.MultiIndex.from_product([order, list(runs)], names=["queue", "setup"])
     ).dropna(subset=["jobs"])
     table["jobs"] = table["jobs"].astype(np.int64)
     base = table.xs(baseline, level="setup")
