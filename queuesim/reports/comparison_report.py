@@ -228,11 +228,16 @@ def report_document(
     command: str | None,
     files: Sequence[str],
     svg: bytes | None = None,
+    *,
+    figure: str = "heatmap.png",
 ) -> Report:
-    """The comparison's report (sections :data:`SECTIONS`), to render with any renderer."""
+    """The comparison's report (sections :data:`SECTIONS`), to render with any renderer;
+    ``files`` are listed (and linked) last, ``figure`` is where the heatmap lies beside a
+    Markdown rendering."""
     count = len(comp.runs)
+    on = comp.workload or "a workload"
     title = (
-        f"Comparison of {count} setup{'' if count == 1 else 's'} on {comp.workload or 'a workload'}"
+        f"Run of {comp.baseline} on {on}" if count == 1 else f"Comparison of {count} setups on {on}"
     )
     made: list[str | Verbatim | Code] = [f"Made by queuesim {__version__}"]
     made += [" with ", Code(command), "."] if command else ["."]
@@ -285,7 +290,7 @@ def report_document(
             [
                 Para(_heatmap_words(next(iter(grids.values())))),
                 Figure(
-                    "heatmap.png",
+                    figure,
                     "Mean wait per queue and time bin, one panel per setup",
                     png,
                     svg,
