@@ -16,7 +16,7 @@ stamps matplotlib would write are left out. Files are written atomically.
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ __all__ = [
     "cell_labels",
     "heatmap_figure",
     "heatmap_panels",
+    "render_figure",
     "render_heatmap",
     "write_heatmap",
 ]
@@ -241,19 +242,25 @@ def _bin_words(grid: WaitGrid) -> str:
     return f"{grid.merged} x {base}" if grid.merged > 1 else base
 
 
-def render_heatmap(
-    grids: Mapping[str, WaitGrid], fmt: str, *, title: str | None = None, log: bool = True
-) -> bytes:
-    """The image of ``grids`` as ``png`` or ``svg`` bytes (byte-deterministic)."""
+def render_figure(build: Callable[[], Any], fmt: str) -> bytes:
+    """The figure ``build()`` makes, as ``png`` or ``svg`` bytes, in the house style and
+    byte-deterministic (every report figure is rendered here)."""
     import matplotlib
 
     if fmt not in _METADATA:
         raise ValueError(f"format must be png or svg, got {fmt!r}")
     with matplotlib.rc_context(_RC):
-        fig = heatmap_figure(grids, title=title, log=log)
+        fig = build()
         buffer = io.BytesIO()
         fig.savefig(buffer, format=fmt, metadata=_METADATA[fmt], dpi=_DPI)
     return buffer.getvalue()
+
+
+def render_heatmap(
+    grids: Mapping[str, WaitGrid], fmt: str, *, title: str | None = None, log: bool = True
+) -> bytes:
+    """The image of ``grids`` as ``png`` or ``svg`` bytes (byte-deterministic)."""
+    return render_figure(lambda: heatmap_figure(grids, title=title, log=log), fmt)
 
 
 def write_heatmap(
