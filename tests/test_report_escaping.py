@@ -87,7 +87,7 @@ def test_bundle_reports_never_carry_a_hostile_name_raw(tmp_path: Path) -> None:
     """report.md and report.html of a comparison with a script-named queue, site, setup and
     workload contain no raw <script> and no unescaped pipe inside a table row."""
     comp = hostile_comparison(SCRIPT, 7, "s<b>|")
-    write_bundle(tmp_path / "out", comp, command=f"queuesim compare {SCRIPT}")
+    write_bundle(tmp_path / "out", comp, command=f"queuesim compare {SCRIPT}", figures=False)
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     for text in (outside_code(md), page):

@@ -23,7 +23,8 @@ def section(md: str, title: str) -> str:
 @pytest.fixture
 def bundle(tmp_path: Path) -> Path:
     out = tmp_path / "bundle"
-    write_bundle(out, demo_comparison(), command="queuesim compare demo", jobs_format="csv")
+    demo = demo_comparison()
+    write_bundle(out, demo, command="queuesim compare demo", jobs_format="csv", figures=False)
     return out
 
 
@@ -32,7 +33,9 @@ def test_report_of_a_bundle_has_the_numbers_compare_wrote(
 ) -> None:
     """Read back from the saved job tables, every table of the comparison is the one
     compare wrote (same baseline, same figures, same per-queue waits)."""
-    code, out, err = run_cli(capsys, "report", bundle, "-o", tmp_path / "again.md", "--top", "3")
+    code, out, err = run_cli(
+        capsys, "report", bundle, "-o", tmp_path / "again.md", "--top", "3", "--no-figures"
+    )
     assert code == 0, err
     assert "again-heatmap.png" in out and (tmp_path / "again-heatmap.png").is_file()
     first = (bundle / "report.md").read_text(encoding="utf-8")
@@ -58,7 +61,7 @@ def test_report_of_run_folders_picks_the_baseline_asked(
     assert code == 0, err
     page = page_path.read_text(encoding="utf-8")
     assert "the baseline is <strong>demo/easy</strong>" in page
-    assert "data:image/png;base64," in page
+    assert page.count("<figure>") == 1 + 6  # heatmap; 4 of the baseline, 2 against it
     assert '<a href="bundle/demo/fcfs">' in page
 
 
@@ -66,7 +69,7 @@ def test_report_as_json_keeps_sections_tables_and_units(
     bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """JSON: the sections in order; tables with column names, units and raw values."""
-    code, _, err = run_cli(capsys, "report", bundle, "-o", tmp_path / "r.json")
+    code, _, err = run_cli(capsys, "report", bundle, "-o", tmp_path / "r.json", "--no-figures")
     assert code == 0, err
     document = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert document["kind"] == "queuesim-report"
@@ -83,7 +86,9 @@ def test_single_run_gives_a_run_report(
     bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """One run folder: titled as a run, nothing compared."""
-    code, _, err = run_cli(capsys, "report", bundle / "demo" / "easy", "-o", tmp_path / "r.md")
+    code, _, err = run_cli(
+        capsys, "report", bundle / "demo" / "easy", "-o", tmp_path / "r.md", "--no-figures"
+    )
     assert code == 0, err
     md = (tmp_path / "r.md").read_text(encoding="utf-8")
     assert md.startswith("# Run of demo/easy on ")
@@ -116,3 +121,40 @@ def test_bundle_without_run_folders_is_refused_clearly(
     code, out, err = run_cli(capsys, "report", bundle, "-o", tmp_path / "r.html")
     assert code != 0
     assert "does not hold its setups' run folders" in " ".join((out + err).split())
+
+
+def test_evalys_csv_has_evalys_columns_and_disjoint_cpu_bands(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-o FILE.csv` of one run: evalys's JobSet columns in its order, times as the run's,
+    and CPU intervals that never overlap for jobs running together."""
+    import pandas as pd
+
+    from queuesim.results.job_columns import EVALYS_COLUMNS
+
+    code, _, err = run_cli(capsys, "report", bundle / "demo" / "fcfs", "-o", tmp_path / "j.csv")
+    assert code == 0, err
+    table = pd.read_csv(tmp_path / "j.csv")
+    assert list(table.columns) == list(EVALYS_COLUMNS)
+    jobs = pd.read_csv(bundle / "demo" / "fcfs" / "jobs.csv").set_index("job_id")
+    mine = table.set_index("job_id").loc[jobs.index]
+    assert (mine["waiting_time"] == jobs["wait"]).all()
+    assert (mine["finish_time"] - mine["submission_time"] == mine["turnaround_time"]).all()
+    bands = [tuple(int(x) for x in str(a).split("-")) for a in table["allocated_resources"]]
+    for i, a in enumerate(bands):
+        for j, b in enumerate(bands[:i]):
+            ti, tj = table.iloc[i], table.iloc[j]
+            if ti.starting_time < tj.finish_time and tj.starting_time < ti.finish_time:
+                assert a[-1] < b[0] or b[-1] < a[0]
+    code, out, err = run_cli(capsys, "report", bundle, "-o", tmp_path / "k.csv")
+    assert code != 0 and "holds one run" in out + err
+
+
+def test_readme_documents_every_per_job_column_with_its_unit() -> None:
+    """The README's column tables are the ones of queuesim.results.job_columns."""
+    from queuesim.results.job_columns import EVALYS_COLUMNS, JOB_COLUMNS
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for columns in (JOB_COLUMNS, EVALYS_COLUMNS):
+        for name, (unit, _) in columns.items():
+            assert re.search(rf"^\| `{name}` \| {re.escape(unit)} \|", readme, flags=re.M), name

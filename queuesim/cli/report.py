@@ -36,6 +36,11 @@ def add_parser(sub: Any) -> None:
     parser.add_argument(
         "--top", type=int, default=5, metavar="N", help="users who lost the most to list (5)"
     )
+    parser.add_argument(
+        "--no-figures",
+        action="store_true",
+        help="leave out the figures but the heatmap (faster on long traces)",
+    )
     add_bin(parser, "heatmap time bin: day, week, or a width (e.g. 6h); default: day")
     add_tau(parser)
     add_quiet(parser)
@@ -60,6 +65,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         top=args.top,
         tau=args.tau,
         command=command,
+        figures=not args.no_figures,
     )
     if not args.quiet:
         console.print("written: " + ", ".join(str(p) for p in written), highlight=False)

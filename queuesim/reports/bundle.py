@@ -11,6 +11,8 @@
     queues.csv            wait figures per queue and setup, with changes against the baseline
     heatmap.png / .svg    mean wait per queue and time bin, one panel per setup
     heatmap.csv           the same grid in numbers (blank: no job submitted)
+    figures/              the other figures, PNG and SVG: queues over time, wait CDF,
+                          Gantt chart, fairshare usage, winners and losers, diff Gantt
     <setup>/              each setup's run, as ``queuesim run --out`` writes it
                           (``site/policy`` setups nest: ``kth-sp2/easy/``)
 
@@ -53,6 +55,7 @@ from queuesim.reports.comparison_report import (
 from queuesim.reports.heatmap_plot import render_heatmap
 from queuesim.reports.render_html import to_html
 from queuesim.reports.render_markdown import to_markdown
+from queuesim.reports.report_figures import comparison_figures
 from queuesim.results.comparison import Comparison
 from queuesim.results.heatmap import BinSpec, WaitGrid, parse_bin
 from queuesim.results.output import write_run
@@ -174,12 +177,14 @@ def write_bundle(
     bin: str | float | BinSpec = "day",
     command: str | None = None,
     jobs_format: str | None = None,
+    figures: bool = True,
 ) -> list[Path]:
     """Write the report bundle of ``comp`` into ``out`` (see the module docstring).
 
     ``command`` is the command line that produced the comparison, quoted in the report.
     ``jobs_format`` (``parquet`` or ``csv``) is the setups' job tables' format; default:
-    Parquet when pyarrow is installed.
+    Parquet when pyarrow is installed. ``figures=False`` leaves out ``figures/`` (the
+    heatmap stays).
     Returns the files written, under ``out``, in the order listed in ``report.md``.
 
     Raises:
@@ -191,7 +196,7 @@ def write_bundle(
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        names = _write_into(tmp, comp, spec, command, jobs_format or _jobs_format())
+        names = _write_into(tmp, comp, spec, command, jobs_format or _jobs_format(), figures)
         _swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -200,7 +205,12 @@ def write_bundle(
 
 
 def _write_into(
-    folder: Path, comp: Comparison, spec: BinSpec, command: str | None, jobs_format: str
+    folder: Path,
+    comp: Comparison,
+    spec: BinSpec,
+    command: str | None,
+    jobs_format: str,
+    figures: bool,
 ) -> list[str]:
     run_files: list[str] = []
     if set(comp.results) != set(comp.runs):
@@ -232,7 +242,16 @@ def _write_into(
         "heatmap.svg",
         "heatmap.csv",
     ]
-    files = top_files + run_files
+    drawn = comparison_figures(comp) if figures else []
+    placed = [(f"figures/{f.stem}.png", f) for f in drawn]
+    figure_files = [name for file, _ in placed for name in (file, file[:-3] + "svg")]
+    files = top_files + figure_files + run_files
+    if placed:
+        (folder / "figures").mkdir()
+    for file, fig in placed:
+        for name, data in ((file, fig.png), (file[:-3] + "svg", fig.svg)):
+            with atomic_path(folder / name) as tmp:
+                tmp.write_bytes(data)
     write_heatmap_files(folder, grids)
     _write_csv(folder / "metrics.csv", comp.table, index=True)
     _write_csv(folder / "against-baseline.csv", comp.against_baseline, index=True)
@@ -274,7 +293,7 @@ def _write_into(
     atomic_write_text(folder / "comparison.json", text + "\n")
 
     png = (folder / "heatmap.png").read_bytes()
-    report = report_document(comp, grids, png, command, files)
+    report = report_document(comp, grids, png, command, files, figures=placed)
     atomic_write_text(folder / "report.md", to_markdown(report))
     atomic_write_text(folder / "report.html", to_html(report))
     return files

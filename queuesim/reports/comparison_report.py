@@ -26,6 +26,7 @@ from queuesim.reports.document import (
     text_of,
 )
 from queuesim.reports.precision import marked, metric_texts
+from queuesim.reports.report_figures import ReportFigure
 from queuesim.results.comparison import METRIC_COLUMNS, Comparison, best_marks
 from queuesim.results.heatmap import WaitGrid
 
@@ -39,6 +40,7 @@ SECTIONS = (
     "Users who lost the most",
     "Wait per queue",
     "Mean wait per queue over time",
+    "Figures",
     "Data cleaning",
     "Files",
 )
@@ -230,10 +232,11 @@ def report_document(
     svg: bytes | None = None,
     *,
     figure: str = "heatmap.png",
+    figures: Sequence[tuple[str, ReportFigure]] = (),
 ) -> Report:
     """The comparison's report (sections :data:`SECTIONS`), to render with any renderer;
     ``files`` are listed (and linked) last, ``figure`` is where the heatmap lies beside a
-    Markdown rendering."""
+    Markdown rendering, ``figures`` the other figures with where each lies."""
     count = len(comp.runs)
     on = comp.workload or "a workload"
     title = (
@@ -297,8 +300,9 @@ def report_document(
                 ),
             ],
         ),
+        Section(SECTIONS[6], _figure_blocks(figures)),
         Section(
-            SECTIONS[6],
+            SECTIONS[7],
             [
                 Para.of(
                     "Jobs each cleaning rule dropped or repaired while reading the trace for "
@@ -307,7 +311,7 @@ def report_document(
                 _cleaning_block(comp),
             ],
         ),
-        Section(SECTIONS[7], [Bullets([(Link(f, f),) for f in files])]),
+        Section(SECTIONS[8], [Bullets([(Link(f, f),) for f in files])]),
     ]
     facts = {
         "queuesim_version": __version__,
@@ -320,6 +324,21 @@ def report_document(
         },
     }
     return Report(title, lead, sections, facts)
+
+
+def _figure_blocks(figures: Sequence[tuple[str, ReportFigure]]) -> list[Block]:
+    if not figures:
+        return [Para.of("No figure was drawn for this report.")]
+    blocks: list[Block] = [
+        Para.of(
+            "Times are hours since the trace's first submission. The Gantt charts show a "
+            "window from the baseline's median submit time; their CPU rows are bands "
+            "placed for drawing (queuesim does not record which CPU a job ran on). Each "
+            "image is also written as SVG."
+        )
+    ]
+    blocks += [Figure(file, fig.caption, fig.png, fig.svg) for file, fig in figures]
+    return blocks
 
 
 def _against_blocks(comp: Comparison) -> list[Block]:

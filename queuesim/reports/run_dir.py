@@ -29,7 +29,16 @@ class RunDir:
     jobs: pd.DataFrame
     queues: tuple[str, ...]
     clock: TraceClock
-    facts: RunFacts  #: everything a comparison or report needs of the run
+    #: everything a comparison or report needs of the run; None in a folder written by an
+    #: older queuesim, with the reason in ``facts_problem``
+    facts: RunFacts | None = None
+    facts_problem: str = ""
+
+    def require_facts(self) -> RunFacts:
+        """The run's facts, or :class:`ReportError` saying why the folder lacks them."""
+        if self.facts is None:
+            raise ReportError(self.facts_problem)
+        return self.facts
 
 
 def read_run_dir(path: str | Path) -> RunDir:
@@ -75,7 +84,11 @@ def read_run_dir(path: str | Path) -> RunDir:
         zone if isinstance(zone, str) else None,
     )
     names = tuple(str(q) for q in queues) if isinstance(queues, list) else ()
-    return RunDir(name, jobs, names, clock, _facts(document, run, jobs, names, clock, folder))
+    try:
+        facts = _facts(document, run, jobs, names, clock, folder)
+    except ReportError as exc:
+        return RunDir(name, jobs, names, clock, None, str(exc))
+    return RunDir(name, jobs, names, clock, facts)
 
 
 def _facts(

@@ -6,7 +6,8 @@ baseline kept unless another is asked for). One run gives a run report; several 
 comparison, the same one ``compare`` prints, built from the saved job tables
 (:meth:`~queuesim.results.comparison.Comparison.from_runs`). The output's suffix chooses
 the renderer: ``.html`` (one self-contained page), ``.md`` (the figures written beside it
-as ``NAME-heatmap.png``) or ``.json``.
+as ``NAME-heatmap.png``, ``NAME-gantt.png``...) or ``.json``; ``.csv`` writes one run's
+jobs as evalys reads them (:mod:`queuesim.results.job_columns`).
 """
 
 from __future__ import annotations
@@ -23,14 +24,16 @@ from queuesim.reports.heatmap_plot import render_heatmap
 from queuesim.reports.render_html import to_html
 from queuesim.reports.render_markdown import to_markdown
 from queuesim.reports.render_text import to_json
+from queuesim.reports.report_figures import comparison_figures
 from queuesim.reports.run_dir import read_run_dir
 from queuesim.results.comparison import Comparison
+from queuesim.results.job_columns import evalys_jobs
 from queuesim.results.run_facts import RunFacts
 
 __all__ = ["FORMATS", "collect_runs", "write_saved_report"]
 
 #: Output suffix -> format.
-FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json"}
+FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json", ".csv": "evalys"}
 
 
 def report_format(out: Path) -> str:
@@ -88,7 +91,21 @@ def collect_runs(paths: Sequence[str | Path]) -> tuple[dict[str, RunFacts], str 
         names = [f.as_posix() for f in folders]
         if len(set(names)) != len(names):
             raise ReportError(f"the same run folder is given twice: {', '.join(names)}")
-    return {n: r.facts for n, r in zip(names, runs, strict=True)}, baseline
+    return {n: r.require_facts() for n, r in zip(names, runs, strict=True)}, baseline
+
+
+def _write_evalys(out: Path, runs: dict[str, RunFacts]) -> Path:
+    if len(runs) != 1:
+        raise ReportError(
+            f"-o {out}: an evalys jobs CSV holds one run; {len(runs)} were given "
+            f"({', '.join(runs)})"
+        )
+    run = next(iter(runs.values()))
+    table = evalys_jobs(run.jobs, run.total_cpus, run.workload)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out) as tmp:
+        table.to_csv(tmp, index=False, lineterminator="\n", na_rep="")
+    return out
 
 
 def write_saved_report(
@@ -100,12 +117,15 @@ def write_saved_report(
     top: int = 5,
     tau: float = 10.0,
     command: str | None = None,
+    figures: bool = True,
 ) -> list[Path]:
     """Write the report of the saved runs ``paths`` to ``out``; returns the files written
     (the report, and beside a Markdown report its figure)."""
     out = Path(out)
     fmt = report_format(out)
     runs, bundle_baseline = collect_runs(paths)
+    if fmt == "evalys":
+        return [_write_evalys(out, runs)]
     workloads = sorted({r.workload for r in runs.values() if r.workload})
     comp = Comparison.from_runs(
         runs, baseline or bundle_baseline, top=top, tau=tau, workload=", ".join(workloads)
@@ -116,7 +136,9 @@ def write_saved_report(
     inputs = [
         Path(os.path.relpath(Path(p).resolve(), out.resolve().parent)).as_posix() for p in paths
     ]
-    report = report_document(comp, grids, png, command, inputs, figure=figure.name)
+    drawn = comparison_figures(comp) if figures else []
+    placed = [(f"{out.stem}-{f.stem}.png", f) for f in drawn]
+    report = report_document(comp, grids, png, command, inputs, figure=figure.name, figures=placed)
     out.parent.mkdir(parents=True, exist_ok=True)
     written = [out]
     if fmt == "html":
@@ -124,8 +146,9 @@ def write_saved_report(
     elif fmt == "json":
         atomic_write_text(out, to_json(report))
     else:
-        with atomic_path(figure) as tmp:
-            tmp.write_bytes(png)
+        for path, data in [(figure, png), *((out.with_name(f), g.png) for f, g in placed)]:
+            with atomic_path(path) as tmp:
+                tmp.write_bytes(data)
+            written.append(path)
         atomic_write_text(out, to_markdown(report))
-        written.append(figure)
     return written
