@@ -140,12 +140,22 @@ def test_evalys_csv_has_evalys_columns_and_disjoint_cpu_bands(
     mine = table.set_index("job_id").loc[jobs.index]
     assert (mine["waiting_time"] == jobs["wait"]).all()
     assert (mine["finish_time"] - mine["submission_time"] == mine["turnaround_time"]).all()
-    bands = [tuple(int(x) for x in str(a).split("-")) for a in table["allocated_resources"]]
-    for i, a in enumerate(bands):
-        for j, b in enumerate(bands[:i]):
+
+    def cpus(text: str) -> set[int]:
+        """The CPUs of an evalys interval set such as ``0-3 8``."""
+        out: set[int] = set()
+        for part in text.split():
+            first, _, last = part.partition("-")
+            out |= set(range(int(first), int(last or first) + 1))
+        return out
+
+    held = [cpus(str(a)) for a in table["allocated_resources"]]
+    assert [len(h) for h in held] == table["requested_number_of_resources"].tolist()
+    for i, a in enumerate(held):
+        for j, b in enumerate(held[:i]):
             ti, tj = table.iloc[i], table.iloc[j]
             if ti.starting_time < tj.finish_time and tj.starting_time < ti.finish_time:
-                assert a[-1] < b[0] or b[-1] < a[0]
+                assert not a & b
     code, out, err = run_cli(capsys, "report", bundle, "-o", tmp_path / "k.csv")
     assert code != 0 and "holds one run" in out + err
 

@@ -66,7 +66,8 @@ def test_gantt_bands_never_overlap_and_stay_under_the_machine() -> None:
     """Jobs 1 and 2 overlap in time: different CPU rows; job 3 reuses rows after them."""
     rows = gantt_rows(schedule(ROWS), 0.0, 40.0, total_cpus=4)
     by_id = rows.set_index("job_id")
-    assert by_id.loc[1, "row"] == 0 and by_id.loc[2, "row"] == 2
+    assert by_id.loc[1, "bands"] == ((0, 2),) and by_id.loc[2, "bands"] == ((2, 4),)
+    assert by_id.loc[3, "bands"] == ((0, 4),)
     assert not rows["above"].any()
     window = gantt_rows(schedule(ROWS), 12.0, 20.0, total_cpus=4)
     assert window["job_id"].tolist() == [2, 3]  # running within [12, 20)
@@ -81,13 +82,21 @@ def test_gantt_bands_never_overlap_and_stay_under_the_machine() -> None:
 )
 @settings(max_examples=40, deadline=None)
 def test_gantt_bands_are_disjoint_for_any_schedule(jobs: list[tuple[int, int, int]]) -> None:
-    """Whatever the jobs, two bars that overlap in time never share a CPU row."""
+    """Whatever the jobs, each gets exactly its CPUs in rows, two jobs that overlap in
+    time never share a row, and a schedule within the machine stays under it."""
     rows = [(i, 1, "q", float(s), float(s), float(s + d), c) for i, (s, d, c) in enumerate(jobs)]
     g = gantt_rows(schedule(rows), 0.0, 100.0, total_cpus=4)
-    for a in g.itertuples():
-        for b in g.itertuples():
-            if a.job_id < b.job_id and a.start < b.end and b.start < a.end:
-                assert a.row + a.cpus <= b.row or b.row + b.cpus <= a.row
+    held = {r.job_id: {x for a, b in r.bands for x in range(a, b)} for r in g.itertuples()}
+    for r in g.itertuples():
+        assert len(held[r.job_id]) == r.cpus
+        for o in g.itertuples():
+            if r.job_id < o.job_id and r.start < o.end and o.start < r.end:
+                assert not held[r.job_id] & held[o.job_id]
+    busy = max(
+        sum(c for s2, e2, c in ((float(s), float(s + d), c) for s, d, c in jobs) if s2 <= t < e2)
+        for t in range(0, 80)
+    )
+    assert g["above"].any() == (busy > 4)
 
 
 def test_start_shifts_match_jobs_by_id() -> None:

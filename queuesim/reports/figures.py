@@ -84,24 +84,25 @@ def gantt_figure(
     spans = zip(
         rows["start"].to_numpy(dtype=np.float64),
         rows["end"].to_numpy(dtype=np.float64),
-        rows["row"].tolist(),
-        rows["cpus"].tolist(),
+        rows["bands"].tolist(),
         rows[colour_by].astype(str).tolist(),
         strict=True,
     )
-    for begin, finish, row, cpus, key in spans:
-        ax.broken_barh(
-            [(begin / HOUR, (finish - begin) / HOUR)],
-            (row, cpus),
-            facecolors=colours[key],
-            edgecolors="white",
-            linewidth=0.3,
-        )
+    for begin, finish, bands, key in spans:
+        for first, stop in bands:
+            ax.broken_barh(
+                [(begin / HOUR, (finish - begin) / HOUR)],
+                (first, stop - first),
+                facecolors=colours[key],
+                edgecolors="white",
+                linewidth=0.3,
+            )
     ax.axhline(total_cpus, color="black", linewidth=0.8)
     ax.set_xlim(start / HOUR, end / HOUR)
-    ax.set_ylim(0, max(total_cpus, int((rows["row"] + rows["cpus"]).max()) if len(rows) else 1))
+    top = max((b for bands in rows["bands"] for _, b in bands), default=total_cpus)
+    ax.set_ylim(0, max(total_cpus, top))
     ax.set_xlabel("hours since trace start")
-    ax.set_ylabel("CPUs (bands, not real CPU numbers)")
+    ax.set_ylabel("CPUs (rows drawn, not the real CPU numbers)")
     ax.set_title(title, loc="left", fontsize=10, fontweight="bold")
     if len(keys) <= 20:
         from matplotlib.patches import Patch

@@ -50,8 +50,8 @@ EVALYS_COLUMNS: dict[str, tuple[str, str]] = {
     "stretch": ("", "turnaround_time / execution_time (empty for a zero runtime)"),
     "allocated_resources": (
         "CPU rows",
-        "CPUs as an interval set (``0-3``): a band placed for drawing, first fit in start "
-        "order (queuesim does not record which CPU a job ran on; see "
+        "CPUs as an interval set (``0-3 8-9``): rows placed for drawing, no two running "
+        "jobs sharing one (queuesim does not record which CPU a job ran on; see "
         "queuesim.results.timelines.gantt_rows)",
     ),
 }
@@ -70,7 +70,6 @@ def evalys_jobs(jobs: pd.DataFrame, total_cpus: int, workload: str = "") -> pd.D
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         stretch = np.where(runtime > 0, turnaround / runtime, np.nan)
-    first, last = bands["row"].to_numpy(), (bands["row"] + bands["cpus"] - 1).to_numpy()
     return pd.DataFrame(
         {
             "job_id": bands["job_id"].to_numpy(),
@@ -88,7 +87,8 @@ def evalys_jobs(jobs: pd.DataFrame, total_cpus: int, workload: str = "") -> pd.D
             "turnaround_time": turnaround,
             "stretch": stretch,
             "allocated_resources": [
-                f"{a}-{b}" if b > a else f"{a}" for a, b in zip(first, last, strict=True)
+                " ".join(f"{a}-{b - 1}" if b - 1 > a else f"{a}" for a, b in runs)
+                for runs in bands["bands"]
             ],
         }
     )

@@ -63,33 +63,44 @@ def wait_cdf(waits: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values, share
 
 
+def _runs(rows: np.ndarray) -> tuple[tuple[int, int], ...]:
+    """Sorted row numbers as ``(first, last + 1)`` runs of consecutive rows."""
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    return tuple((int(r[0]), int(r[-1]) + 1) for r in np.split(rows, breaks))
+
+
 def gantt_rows(jobs: pd.DataFrame, start: float, end: float, total_cpus: int) -> pd.DataFrame:
-    """The jobs running at some point of ``[start, end)``, each given a contiguous band of
-    CPU rows ``[row, row + cpus)``: bands are placed first fit, in start order, where no
-    job of an overlapping time holds them, so that no two bars overlap. The real placement
-    is not recorded per CPU, so rows are a drawing, not the machine's numbering; a job that
-    finds no band under ``total_cpus`` (CPUs fragmented) is put above it and counted in
-    ``above``. Columns: ``job_id``, ``queue``, ``user``, ``start``, ``end``, ``cpus``,
-    ``row``, ``above``."""
+    """The jobs running at some point of ``[start, end)``, each given CPU rows no other job
+    holds while it runs: one contiguous band, first fit, where one is free, else the lowest
+    free rows (several bands). queuesim does not record which CPU a job ran on, so rows are
+    a drawing, not the machine's numbering. Rows above ``total_cpus`` are used only if the
+    schedule held more CPUs than the machine (never, for a valid schedule); ``above`` flags
+    such jobs. Columns: ``job_id``, ``queue``, ``user``, ``start``, ``end``, ``cpus``,
+    ``bands`` (tuple of ``(first, last + 1)`` rows), ``above``."""
     window = jobs[(jobs["start"] < end) & (jobs["end"] > start)]
     window = window.sort_values(["start", "job_id"], kind="mergesort")
-    placed: list[tuple[float, int, int]] = []  # end, first row, cpus
-    rows, above = [], []
-    for s, e, c in zip(window["start"], window["end"], window["cpus"], strict=True):
-        placed = [p for p in placed if p[0] > s]
-        c = int(c)
-        taken = sorted((r, r + n) for _, r, n in placed)
-        row, free_at = 0, 0
-        for lo, hi in taken:
-            if lo - free_at >= c:
-                break
-            free_at = max(free_at, hi)
-        row = free_at
-        rows.append(row)
-        above.append(row + c > total_cpus)
-        placed.append((float(e), row, c))
+    need = window["cpus"].to_numpy(dtype=np.int64)
+    size = total_cpus + int(need.sum())
+    held = np.zeros(size, dtype=bool)
+    running: list[tuple[float, np.ndarray]] = []  # end, rows held
+    bands, above = [], []
+    for s, e, c in zip(window["start"], window["end"], need.tolist(), strict=True):
+        keep = []
+        for finish, rows in running:
+            if finish <= s:
+                held[rows] = False
+            else:
+                keep.append((finish, rows))
+        running = keep
+        free = np.flatnonzero(~held)
+        runs = [(a, b) for a, b in _runs(free) if b - a >= c] if c > 0 else []
+        chosen = np.arange(runs[0][0], runs[0][0] + c) if runs else free[:c]
+        held[chosen] = True
+        running.append((float(e), chosen))
+        bands.append(_runs(chosen) if c > 0 else ())
+        above.append(bool(c > 0 and chosen[-1] >= total_cpus))
     out = window[["job_id", "queue", "user", "start", "end", "cpus"]].copy()
-    out["row"] = np.asarray(rows, dtype=np.int64)
+    out["bands"] = bands
     out["above"] = np.asarray(above, dtype=bool)
     return out.reset_index(drop=True)
 
