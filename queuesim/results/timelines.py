@@ -100,7 +100,7 @@ def gantt_rows(jobs: pd.DataFrame, start: float, end: float, total_cpus: int) ->
         bands.append(_runs(chosen) if c > 0 else ())
         above.append(bool(c > 0 and chosen[-1] >= total_cpus))
     out = window[["job_id", "queue", "user", "start", "end", "cpus"]].copy()
-    out["bands"] = bands
+    out["bands"] = pd.Series(bands, index=out.index, dtype=object)
     out["above"] = np.asarray(above, dtype=bool)
     return out.reset_index(drop=True)
 
