@@ -127,16 +127,21 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
             how = f"in {workers} processes" if workers > 1 else "one after the other"
             console.print(f"[dim]simulating {setups} setups {how}...[/dim]", highlight=False)
 
-    comp = compare(
-        setups_for(args.sites, args.policy, args.clusters),
-        args.workload,
-        baseline=args.baseline,
-        cleaning=cleaning_options(args),
-        top=args.top,
-        tau=args.tau,
-        workers=args.workers,
-        on_start=announce,
-    )
+    from queuesim.reports.progress import RunProgress
+
+    shown = RunProgress(console)
+    with shown:
+        comp = compare(
+            setups_for(args.sites, args.policy, args.clusters),
+            args.workload,
+            baseline=args.baseline,
+            cleaning=cleaning_options(args),
+            top=args.top,
+            tau=args.tau,
+            workers=args.workers,
+            on_start=announce,
+            progress=None if args.quiet else shown.update,
+        )
     if args.out:
         jobs_format = None if args.jobs_format.startswith("parquet if") else args.jobs_format
         command = _compare_command(args)
