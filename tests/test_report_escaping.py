@@ -128,3 +128,21 @@ def test_hand_built_report_escapes_every_kind_of_span() -> None:
     assert "``x`\\|<i>*``" not in md.split("\n\n")[1]  # paragraph: no table escape in code
     assert "``x`|<i>*``" in md
     assert 'href="x%60%7C%3Ci%3E%2A.csv"' in page
+
+
+def test_terminal_renderer_shows_rich_markup_in_names_as_text() -> None:
+    """A queue named ``[bold red]x[/]`` prints as written in the terminal rendering."""
+    from rich.console import Console
+
+    from queuesim.reports.render_text import print_report
+
+    name = "[bold red]x[/]"
+    report = Report(
+        title=name,
+        lead=[Para.of("queue ", Verbatim(name))],
+        sections=[Section("s", [Table(["queue"], [[name]], [False])])],
+    )
+    console = Console(record=True, width=80, color_system=None)
+    print_report(console, report)
+    text = console.export_text()
+    assert text.count(name) == 3
