@@ -402,6 +402,25 @@ def test_policies_lists_fcfs_easy_conservative(capsys: pytest.CaptureFixture[str
     assert {"fcfs", "easy", "conservative"} <= names
 
 
+def test_policies_shows_whole_descriptions_and_parameter_defaults(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The scan policy's description is not cut at its first line, and every parameter
+    shows its type and default."""
+    code, out, _ = run_cli(capsys, "policies")
+    assert code == 0
+    text = flat(out)
+    last = "`reserved_jobs: 1` with `optimized` plans as EASY does; `0` never reserves."
+    assert flat(last) in text
+    for shown in (
+        "anti_starvation (str) = 'optimized'",
+        "reserved_jobs (int) = 1",
+        "reserve_when_limited (bool) = True",
+        "penalty (float) = 300.0",
+    ):
+        assert flat(shown) in text
+
+
 # --- a real trace ----------------------------------------------------------------------------
 
 

@@ -13,18 +13,20 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import queuesim
 from queuesim.cli import main
 from queuesim.common.errors import QueuesimError
-from queuesim.reports.terminal import format_metric
+from queuesim.reports.precision import metric_texts
 from queuesim.results.comparison import (
     AGAINST_COLUMNS,
     LOSER_COLUMNS,
     METRIC_COLUMNS,
     CompareError,
     against_baseline,
-    best_setups,
+    best_marks,
     losers,
 )
 from queuesim.studies.compare import Setup, compare, setups_for
@@ -118,22 +120,46 @@ def test_duplicate_job_ids_are_refused_because_jobs_are_matched_by_id() -> None:
 
 
 def test_best_value_is_lowest_except_utilization_which_is_highest() -> None:
+    """Lower is better for every compared metric but utilization."""
     table = pd.DataFrame(
         {c: [2.0, 1.0, 3.0] for c in METRIC_COLUMNS}, index=pd.Index(["a", "b", "c"])
     )
-    best = best_setups(table)
-    assert best["awwt"] == {"b"} and best["nuwt_dev"] == {"b"}
-    assert best["utilization"] == {"c"}
+    marks = best_marks(table)
+    assert marks["awwt"] == {"a": "", "b": "best", "c": ""}
+    assert marks["nuwt_dev"]["b"] == "best"
+    assert marks["utilization"] == {"a": "", "b": "", "c": "best"}
 
 
-def test_setups_showing_the_same_figure_as_the_best_are_all_highlighted() -> None:
-    # 0.61701 and 0.61699 both show as "61.7 %": both are highlighted, not one of them
+def test_setups_sharing_the_best_value_are_a_tie_not_best() -> None:
+    """'best' only when strictly best: equal best values (to 1e-9) are each marked tie."""
     table = pd.DataFrame(
-        {c: [1.0, 1.0, 1.0] for c in METRIC_COLUMNS}, index=pd.Index(["a", "b", "c"])
+        {c: [1.0, 1.0 + 1e-12, 2.0] for c in METRIC_COLUMNS}, index=pd.Index(["a", "b", "c"])
     )
-    table["utilization"] = [0.61701, 0.61699, 0.5]
-    assert best_setups(table)["utilization"] == {"a"}
-    assert best_setups(table, shown=format_metric)["utilization"] == {"a", "b"}
+    assert best_marks(table)["awrt"] == {"a": "tie", "b": "tie", "c": ""}
+    assert best_marks(table.iloc[:1])["awrt"] == {"a": ""}
+
+
+def test_different_values_never_print_the_same() -> None:
+    """Three AWRTs of 3 days and some hours no longer all print as '3d'; equal values still
+    print alike."""
+    day = 86400.0
+    texts = metric_texts("awrt", [3 * day + 100.0, 3 * day + 2000.0, 3 * day + 100.0])
+    assert texts[0] != texts[1] and texts[0] == texts[2]
+    assert metric_texts("awrt", [3 * day, 5 * day]) == ["3d", "5d"]  # readable when enough
+    assert metric_texts("utilization", [0.61701, 0.61699]) == ["61.701 %", "61.699 %"]
+    assert len(set(metric_texts("awsd", [1.0, 1.0 + 1e-7]))) == 2
+
+
+@given(st.lists(st.floats(0, 1e8, allow_nan=False), min_size=2, max_size=5))
+@settings(max_examples=60, deadline=None)
+def test_distinct_values_get_distinct_texts(values: list[float]) -> None:
+    """For any values, two texts are equal only when the values are the same figure."""
+    for column in ("awwt", "anuwt", "utilization", "mean_bounded_slowdown"):
+        texts = metric_texts(column, values)
+        for a in range(len(values)):
+            for b in range(a + 1, len(values)):
+                if texts[a] == texts[b]:
+                    assert math.isclose(values[a], values[b], rel_tol=1e-9)
 
 
 def test_policy_list_names_setups_site_slash_policy() -> None:

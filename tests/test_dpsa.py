@@ -436,7 +436,9 @@ def test_cli_runs_dpsa_n_with_a_time_bound_on_the_kth_sample(capsys: pytest.Capt
 def test_cli_lists_dpsa_with_its_parameters(capsys: pytest.CaptureFixture[str]):
     assert main(["policies"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "dpsa" in out and "variant, bound_ms, bound_nodes" in out
+    assert "dpsa" in out
+    for shown in ("variant (str) = 'p'", "bound_ms (float) = 0.0", "bound_nodes (int) = 100000"):
+        assert shown in out
 
 
 @pytest.fixture

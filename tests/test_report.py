@@ -179,11 +179,18 @@ def file_hashes(folder: Path) -> dict[str, str]:
     }
 
 
-def expected_files(setups: list[str]) -> list[str]:
+def expected_files(setups: list[str], *, figures: bool = True) -> list[str]:
     runs = [f"{s}/{f}" for s in setups for f in RUN_FILES]
     if report_module._jobs_format() == "parquet":
         runs = [r.replace("jobs.csv", "jobs.parquet") for r in runs]
-    return TOP_FILES + runs
+    if not figures:
+        return TOP_FILES + runs
+    stems = ["queues-over-time", "wait-cdf", "gantt", "fairshare"]
+    stems += [
+        f"{kind}-{i}" for i in range(1, len(setups)) for kind in ("winners-losers", "diff-gantt")
+    ]
+    figures = [f"figures/{s}.{x}" for s in stems for x in ("png", "svg")]
+    return TOP_FILES + figures + runs
 
 
 def test_bundle_has_the_documented_files_and_sections(tmp_path: Path) -> None:
@@ -199,8 +206,10 @@ def test_bundle_has_the_documented_files_and_sections(tmp_path: Path) -> None:
     assert "`queuesim compare demo`" in md
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "data:image/png;base64," in page
-    assert 'src="heatmap.png"' not in page and "http" not in page  # self-contained
-    assert re.findall(r"<h2>(.+?)</h2>", page) == list(SECTIONS)
+    assert 'src="heatmap.png"' not in page  # self-contained: nothing fetched from anywhere
+    assert not re.search(r'src="(?!data:)', page)
+    assert not re.search(r'href="[a-z]+:', page)  # links only to the bundle's own files
+    assert re.findall(r"<h2 id=\"[^\"]+\">(.+?)</h2>", page) == list(SECTIONS)
 
     against = pd.read_csv(tmp_path / "out" / "against-baseline.csv")
     assert list(against.columns) == ["setup", *AGAINST_COLUMNS]
@@ -224,11 +233,11 @@ def test_same_inputs_give_the_same_bytes(tmp_path: Path) -> None:
 
 def test_rerun_replaces_the_bundle_cleanly(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    write_bundle(out, demo_comparison())
+    write_bundle(out, demo_comparison(), figures=False)
     two = {k: v for k, v in demo_comparison().results.items() if k != "demo/fcfs"}
-    write_bundle(out, Comparison.from_results(two, workload="demo.swf"))
+    write_bundle(out, Comparison.from_results(two, workload="demo.swf"), figures=False)
     assert not (out / "demo" / "fcfs").exists()  # no stale setup left behind
-    assert sorted(file_hashes(out)) == sorted(expected_files(list(two)))
+    assert sorted(file_hashes(out)) == sorted(expected_files(list(two), figures=False))
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary folder left
 
 
@@ -236,7 +245,7 @@ def test_error_midway_leaves_the_previous_bundle_intact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "out"
-    write_bundle(out, demo_comparison())
+    write_bundle(out, demo_comparison(), figures=False)
     before = file_hashes(out)
 
     def broken(*args: object, **kwargs: object) -> str:
@@ -244,7 +253,7 @@ def test_error_midway_leaves_the_previous_bundle_intact(
 
     monkeypatch.setattr(report_module, "to_html", broken)  # the very last file
     with pytest.raises(RuntimeError, match="disk full"):
-        write_bundle(out, demo_comparison(), bin="week")
+        write_bundle(out, demo_comparison(), bin="week", figures=False)
     assert file_hashes(out) == before
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
@@ -254,7 +263,7 @@ def test_a_folder_that_is_not_a_bundle_is_never_replaced(tmp_path: Path) -> None
     out.mkdir()
     (out / "thesis.tex").write_text("years of work", encoding="utf-8")
     with pytest.raises(ReportError, match="not a queuesim comparison bundle"):
-        write_bundle(out, demo_comparison())
+        write_bundle(out, demo_comparison(), figures=False)
     assert (out / "thesis.tex").read_text(encoding="utf-8") == "years of work"
 
 
@@ -309,7 +318,7 @@ def bad_dirs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     nojobs.mkdir()
     (nojobs / "metrics.json").write_text(json.dumps({"run": {}}))
     bundle = tmp_path / "bundle"
-    write_bundle(bundle, demo_comparison())
+    write_bundle(bundle, demo_comparison(), figures=False)
     return {
         "missing": (tmp_path / "nowhere", "no such result directory"),
         "file": (afile, "is a file, not a result directory"),

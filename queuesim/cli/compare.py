@@ -13,6 +13,7 @@ from queuesim.cli.options import (
     add_bin,
     add_cleaning,
     add_clusters,
+    add_jobs_format,
     add_out,
     add_policies,
     add_quiet,
@@ -65,6 +66,7 @@ def add_parser(sub: Any) -> None:
         "when it picks one setup); default: the first",
     )
     add_out(parser, "write the report bundle into DIR")
+    add_jobs_format(parser, "parquet if pyarrow is installed, else csv")
     parser.add_argument(
         "--top", type=int, default=5, metavar="N", help="users who lost the most to list (5)"
     )
@@ -125,18 +127,25 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
             how = f"in {workers} processes" if workers > 1 else "one after the other"
             console.print(f"[dim]simulating {setups} setups {how}...[/dim]", highlight=False)
 
-    comp = compare(
-        setups_for(args.sites, args.policy, args.clusters),
-        args.workload,
-        baseline=args.baseline,
-        cleaning=cleaning_options(args),
-        top=args.top,
-        tau=args.tau,
-        workers=args.workers,
-        on_start=announce,
-    )
+    from queuesim.reports.progress import RunProgress
+
+    shown = RunProgress(console)
+    with shown:
+        comp = compare(
+            setups_for(args.sites, args.policy, args.clusters),
+            args.workload,
+            baseline=args.baseline,
+            cleaning=cleaning_options(args),
+            top=args.top,
+            tau=args.tau,
+            workers=args.workers,
+            on_start=announce,
+            progress=None if args.quiet else shown.update,
+        )
     if args.out:
-        write_bundle(args.out, comp, bin=spec, command=_compare_command(args))
+        jobs_format = None if args.jobs_format.startswith("parquet if") else args.jobs_format
+        command = _compare_command(args)
+        write_bundle(args.out, comp, bin=spec, command=command, jobs_format=jobs_format)
     if not args.quiet:
         print_comparison(console, comp, grids=comp.heatmap(spec))
         if args.out:

@@ -25,6 +25,13 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("result_dir", metavar="RESULT_DIR", help="a saved run's folder")
     add_bin(parser, "day, week, or a width in seconds or as a duration (e.g. 6h); default: day")
     add_out(parser, "write the heatmap files into DIR")
+    parser.add_argument(
+        "--scale",
+        choices=("log", "linear"),
+        default="log",
+        help="colour scale of the images: linear up to a minute then logarithmic (log, the "
+        "default: short and long waits both read), or linear throughout",
+    )
     parser.set_defaults(handler=cmd_heatmap)
 
 
@@ -40,7 +47,7 @@ def cmd_heatmap(args: argparse.Namespace, console: Console) -> int:
     grids = {run.name: grid}
     if args.out:
         check_out_dir(args.out)
-        files = write_heatmap_files(Path(args.out), grids)
+        files = write_heatmap_files(Path(args.out), grids, log=args.scale == "log")
     console.print(heatmap_renderable(grids, console.width))
     if args.out:
         console.print("written: " + ", ".join(str(f) for f in files), highlight=False)

@@ -122,6 +122,18 @@ def add_out(parser: argparse.ArgumentParser, help: str, metavar: str = "DIR", **
     parser.add_argument("--out", metavar=metavar, help=help, **more)
 
 
+def add_jobs_format(parser: argparse.ArgumentParser, default: str = "parquet") -> None:
+    """--jobs-format: the per-job table of a run folder as Parquet or CSV."""
+    parser.add_argument(
+        "--jobs-format",
+        choices=("parquet", "csv"),
+        default=default,
+        help="with --out, write the one-row-per-job table as jobs.parquet (fast, typed, "
+        "for pandas and any Arrow reader; needs pyarrow) or as jobs.csv; default: "
+        f"{default}",
+    )
+
+
 def check_out_dir(out: str | Path) -> None:
     """Refuse an --out folder that is a file."""
     if Path(out).exists() and not Path(out).is_dir():

@@ -5,16 +5,15 @@ from __future__ import annotations
 import argparse
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from queuesim.cli.options import (
     add_cleaning,
     add_clusters,
+    add_jobs_format,
     add_kernels,
     add_out,
     add_params,
@@ -56,13 +55,7 @@ def add_parser(sub: Any) -> None:
     )
     add_params(parser)
     add_out(parser, "write the result files into DIR")
-    parser.add_argument(
-        "--jobs-format",
-        choices=("parquet", "csv"),
-        default="parquet",
-        help="with --out, write the one-row-per-job table as jobs.parquet (the default: "
-        "fast, typed, for pandas and any Arrow reader) or as jobs.csv",
-    )
+    add_jobs_format(parser)
     add_tau(parser)
     add_cleaning(
         parser,
@@ -98,39 +91,6 @@ def add_parser(sub: Any) -> None:
     parser.set_defaults(handler=cmd_run)
 
 
-def _progress_callback(console: Console) -> tuple[Callable[[int, int], None], Callable[[], None]]:
-    """A progress callback that shows a bar only once a run has lasted a second."""
-    started = time.perf_counter()
-    state: dict[str, object] = {}
-
-    def update(done: int, total: int) -> None:
-        if "bar" not in state:
-            if time.perf_counter() - started < 1.0 or done >= total:
-                return
-            bar = Progress(
-                TextColumn("simulating"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("jobs submitted"),
-                TimeElapsedColumn(),
-                console=console,
-                transient=True,
-            )
-            bar.start()
-            state["bar"] = bar
-            state["task"] = bar.add_task("sim", total=total)
-        shown = state["bar"]
-        assert isinstance(shown, Progress)
-        shown.update(state["task"], completed=done)  # type: ignore[arg-type]
-
-    def close() -> None:
-        bar = state.get("bar")
-        if isinstance(bar, Progress):
-            bar.stop()
-
-    return update, close
-
-
 def _kernels_fact(mode: str, seconds: float, compiled_now: bool) -> str:
     """How the kernels ran, for the summary's speed line."""
     if mode == "interpreted":
@@ -159,7 +119,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     read_started = time.perf_counter()
     workload = load_workload(args.workload, site, options)
     read_seconds = time.perf_counter() - read_started
-    update, close = _progress_callback(console)
+    from queuesim.reports.progress import RunProgress
+
+    shown = RunProgress(console)
+    update = shown.for_trace("simulating", workload.jobs["submit"].to_numpy())
     # numba compiles the kernels on the first run only (then loads them from its cache):
     # say so when the kernels are not ready within a second, i.e. are being compiled
     notice = threading.Timer(
@@ -174,12 +137,12 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         update(done, total)
 
     try:
-        result = simulate(
-            site, workload, progress=None if args.quiet else progress, kernels=args.kernels
-        )
+        with shown:
+            result = simulate(
+                site, workload, progress=None if args.quiet else progress, kernels=args.kernels
+            )
     finally:
         notice.cancel()
-        close()
     # loading cached kernels takes well under a second; more means they were compiled now
     compiled_now = result.compile_seconds > COMPILED_NOW_SECONDS
     metrics = compute_metrics(result.jobs, total_cpus=site.total_cpus, tau=args.tau)

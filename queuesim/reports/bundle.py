@@ -11,6 +11,8 @@
     queues.csv            wait figures per queue and setup, with changes against the baseline
     heatmap.png / .svg    mean wait per queue and time bin, one panel per setup
     heatmap.csv           the same grid in numbers (blank: no job submitted)
+    figures/              the other figures, PNG and SVG: queues over time, wait CDF,
+                          Gantt chart, fairshare usage, winners and losers, diff Gantt
     <setup>/              each setup's run, as ``queuesim run --out`` writes it
                           (``site/policy`` setups nest: ``kth-sp2/easy/``)
 
@@ -50,10 +52,12 @@ from queuesim.reports.comparison_report import (
     cleaning_counts,
     report_document,
 )
-from queuesim.reports.document import to_html, to_markdown
 from queuesim.reports.heatmap_plot import render_heatmap
+from queuesim.reports.render_html import to_html
+from queuesim.reports.render_markdown import to_markdown
+from queuesim.reports.report_figures import comparison_figures
 from queuesim.results.comparison import Comparison
-from queuesim.results.heatmap import BinSpec, TraceClock, WaitGrid, parse_bin
+from queuesim.results.heatmap import BinSpec, WaitGrid, parse_bin
 from queuesim.results.output import write_run
 from queuesim.results.registry import MetricOptions, extra_metrics
 
@@ -106,13 +110,14 @@ def heatmap_frame(grids: Mapping[str, WaitGrid]) -> pd.DataFrame:
 
 
 def write_heatmap_files(
-    folder: Path, grids: Mapping[str, WaitGrid], *, stem: str = "heatmap"
+    folder: Path, grids: Mapping[str, WaitGrid], *, stem: str = "heatmap", log: bool = True
 ) -> list[Path]:
-    """``heatmap.png``, ``heatmap.svg`` and ``heatmap.csv`` of ``grids`` in ``folder``."""
+    """``heatmap.png``, ``heatmap.svg`` and ``heatmap.csv`` of ``grids`` in ``folder``
+    (``log``: the colour scale, see :func:`.heatmap_plot.heatmap_figure`)."""
     folder.mkdir(parents=True, exist_ok=True)
     files = [folder / f"{stem}.png", folder / f"{stem}.svg", folder / f"{stem}.csv"]
     for path in files[:2]:
-        data = render_heatmap(grids, path.suffix[1:])
+        data = render_heatmap(grids, path.suffix[1:], log=log)
         with atomic_path(path) as tmp:
             tmp.write_bytes(data)
     _write_csv(files[2], heatmap_frame(grids), index=False)
@@ -171,10 +176,15 @@ def write_bundle(
     *,
     bin: str | float | BinSpec = "day",
     command: str | None = None,
+    jobs_format: str | None = None,
+    figures: bool = True,
 ) -> list[Path]:
     """Write the report bundle of ``comp`` into ``out`` (see the module docstring).
 
     ``command`` is the command line that produced the comparison, quoted in the report.
+    ``jobs_format`` (``parquet`` or ``csv``) is the setups' job tables' format; default:
+    Parquet when pyarrow is installed. ``figures=False`` leaves out ``figures/`` (the
+    heatmap stays).
     Returns the files written, under ``out``, in the order listed in ``report.md``.
 
     Raises:
@@ -186,7 +196,7 @@ def write_bundle(
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        names = _write_into(tmp, comp, spec, command)
+        names = _write_into(tmp, comp, spec, command, jobs_format or _jobs_format(), figures)
         _swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -194,10 +204,21 @@ def write_bundle(
     return [out / name for name in names]
 
 
-def _write_into(folder: Path, comp: Comparison, spec: BinSpec, command: str | None) -> list[str]:
-    jobs_format = _jobs_format()
+def _write_into(
+    folder: Path,
+    comp: Comparison,
+    spec: BinSpec,
+    command: str | None,
+    jobs_format: str,
+    figures: bool,
+) -> list[str]:
     run_files: list[str] = []
-    dirs = {name: bundle_dir_name(name) for name in comp.results}
+    if set(comp.results) != set(comp.runs):
+        raise ReportError(
+            "a report bundle holds every setup's run folder, so it needs the simulations "
+            "themselves; to report on saved runs, use `queuesim report`"
+        )
+    dirs = {name: bundle_dir_name(name) for name in comp.runs}
     if len(set(dirs.values())) != len(dirs):
         raise ReportError(f"two setups map to the same folder: {dirs}")
     for name, result in comp.results.items():
@@ -221,15 +242,23 @@ def _write_into(folder: Path, comp: Comparison, spec: BinSpec, command: str | No
         "heatmap.svg",
         "heatmap.csv",
     ]
-    files = top_files + run_files
+    drawn = comparison_figures(comp) if figures else []
+    placed = [(f"figures/{f.stem}.png", f) for f in drawn]
+    figure_files = [name for file, _ in placed for name in (file, file[:-3] + "svg")]
+    files = top_files + figure_files + run_files
+    if placed:
+        (folder / "figures").mkdir()
+    for file, fig in placed:
+        for name, data in ((file, fig.png), (file[:-3] + "svg", fig.svg)):
+            with atomic_path(folder / name) as tmp:
+                tmp.write_bytes(data)
     write_heatmap_files(folder, grids)
     _write_csv(folder / "metrics.csv", comp.table, index=True)
     _write_csv(folder / "against-baseline.csv", comp.against_baseline, index=True)
     _write_csv(folder / "losers.csv", comp.losers, index=False)
     _write_csv(folder / "queues.csv", comp.per_queue, index=True)
 
-    first = next(iter(comp.results.values()))
-    clock = TraceClock.of(first)
+    clock = next(iter(comp.runs.values())).clock
     document = {
         "kind": BUNDLE_KIND,
         "queuesim_version": __version__,
@@ -243,15 +272,15 @@ def _write_into(folder: Path, comp: Comparison, spec: BinSpec, command: str | No
             {
                 "name": name,
                 "folder": dirs[name],
-                "site": r.site.name,
+                "site": r.site,
                 "site_file": comp.sources.get(name),
                 "policy": r.policy,
                 "params": dict(sorted(r.params.items())),
-                "total_cpus": r.site.total_cpus,
-                "queues": [q.name for q in r.site.queues],
+                "total_cpus": r.total_cpus,
+                "queues": list(r.queues),
                 "jobs": len(r.jobs),
             }
-            for name, r in comp.results.items()
+            for name, r in comp.runs.items()
         ],
         "metrics": {name: m.as_dict() for name, m in comp.metrics.items()},
         "against_baseline": _records(comp.against_baseline),
@@ -264,7 +293,7 @@ def _write_into(folder: Path, comp: Comparison, spec: BinSpec, command: str | No
     atomic_write_text(folder / "comparison.json", text + "\n")
 
     png = (folder / "heatmap.png").read_bytes()
-    title, blocks = report_document(comp, grids, png, command, files)
-    atomic_write_text(folder / "report.md", to_markdown(blocks))
-    atomic_write_text(folder / "report.html", to_html(blocks, title))
+    report = report_document(comp, grids, png, command, files, figures=placed)
+    atomic_write_text(folder / "report.md", to_markdown(report))
+    atomic_write_text(folder / "report.html", to_html(report))
     return files

@@ -9,9 +9,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from queuesim.common.version import __version__
-from queuesim.reports.document import Block, Bullets, DocTable, Heading, Image, Para
-from queuesim.reports.terminal import format_metric
-from queuesim.results.comparison import METRIC_COLUMNS, Comparison, best_setups
+from queuesim.reports.document import (
+    Block,
+    Bullets,
+    Code,
+    Figure,
+    Link,
+    Para,
+    Report,
+    Section,
+    Strong,
+    Table,
+    Text,
+    Verbatim,
+    markup,
+    text_of,
+)
+from queuesim.reports.precision import marked, metric_texts
+from queuesim.reports.report_figures import ReportFigure
+from queuesim.results.comparison import METRIC_COLUMNS, Comparison, best_marks
 from queuesim.results.heatmap import WaitGrid
 
 HOUR = 3600.0
@@ -24,6 +40,7 @@ SECTIONS = (
     "Users who lost the most",
     "Wait per queue",
     "Mean wait per queue over time",
+    "Figures",
     "Data cleaning",
     "Files",
 )
@@ -52,68 +69,78 @@ def bundle_dir_name(setup: str) -> str:
     return "/".join("_" if p in (".", "..") else p for p in parts)
 
 
-def _setup_rows(comp: Comparison) -> DocTable:
+def _setup_rows(comp: Comparison) -> Table:
     rows = []
-    for name, result in comp.results.items():
-        params = ", ".join(f"{k}={v}" for k, v in sorted(result.params.items())) or "-"
-        site = result.site
+    for name, run in comp.runs.items():
+        params = ", ".join(f"{k}={v}" for k, v in sorted(run.params.items())) or "-"
         rows.append(
             [
                 name + (" (baseline)" if name == comp.baseline else ""),
-                site.name,
+                run.site,
                 comp.sources.get(name, "-"),
-                result.policy,
+                run.policy,
                 params,
-                f"{site.total_cpus:,}",
-                ", ".join(q.name for q in site.queues),
-                f"{len(result.jobs):,}",
+                f"{run.total_cpus:,}",
+                ", ".join(run.queues),
+                f"{len(run.jobs):,}",
             ]
         )
     header = ["setup", "site", "site file", "policy", "parameters", "CPUs", "queues", "jobs"]
     right = [False] * 5 + [True, False, True]
-    return DocTable(header, rows, right)
+    return Table(header, rows, right)
 
 
-def _metrics_block(comp: Comparison) -> DocTable:
-    best = best_setups(comp.table, shown=format_metric)
+def _metrics_block(comp: Comparison) -> Table:
+    marks = best_marks(comp.table)
+    texts = {c: metric_texts(c, comp.table[c].astype(float).tolist()) for c in METRIC_COLUMNS}
     rows, bold = [], set()
-    for i, (setup, row) in enumerate(comp.table.iterrows()):
-        rows.append([str(setup)] + [format_metric(c, float(row[c])) for c in METRIC_COLUMNS])
-        bold |= {(i, j + 1) for j, c in enumerate(METRIC_COLUMNS) if setup in best[c]}
+    for i, setup in enumerate(comp.table.index):
+        mark = [marks[c][str(setup)] for c in METRIC_COLUMNS]
+        cells = [marked(texts[c][i], m) for c, m in zip(METRIC_COLUMNS, mark, strict=True)]
+        rows.append([str(setup), *cells])
+        bold |= {(i, j + 1) for j, m in enumerate(mark) if m}
     header = ["setup"] + [_HEADERS[c] for c in METRIC_COLUMNS]
-    return DocTable(header, rows, [False] + [True] * len(METRIC_COLUMNS), frozenset(bold))
+    keys = [[None, *(float(v) for v in row)] for row in comp.table[list(METRIC_COLUMNS)].to_numpy()]
+    right = [False] + [True] * len(METRIC_COLUMNS)
+    return Table(header, rows, right, frozenset(bold), keys=keys)
 
 
-def _against_block(comp: Comparison) -> DocTable:
+def _against_block(comp: Comparison) -> Table:
     columns = (
         ("users improved", "users_improved_pct", "{:.1f} %"),
         ("jobs improved", "jobs_improved_pct", "{:.1f} %"),
-        ("mean decrease, jobs (h)", "mean_improvement_h", "{:,.1f}"),
+        ("mean decrease, jobs", "mean_improvement_h", "{:,.1f}"),
         ("users deteriorated", "users_deteriorated_pct", "{:.1f} %"),
         ("jobs deteriorated", "jobs_deteriorated_pct", "{:.1f} %"),
-        ("mean increase, jobs (h)", "mean_deterioration_h", "{:,.1f}"),
-        ("mean decrease, users (h)", "mean_user_improvement_h", "{:,.1f}"),
-        ("mean increase, users (h)", "mean_user_deterioration_h", "{:,.1f}"),
+        ("mean increase, jobs", "mean_deterioration_h", "{:,.1f}"),
+        ("mean decrease, users", "mean_user_improvement_h", "{:,.1f}"),
+        ("mean increase, users", "mean_user_deterioration_h", "{:,.1f}"),
     )
     rows = [
         [str(setup)] + [_num(float(row[c]), f) for _, c, f in columns]
         for setup, row in comp.against_baseline.iterrows()
     ]
-    return DocTable(["setup"] + [h for h, _, _ in columns], rows, [False] + [True] * len(columns))
+    units = [""] + ["h" if c.endswith("_h") else "" for _, c, _ in columns]
+    header = ["setup"] + [h for h, _, _ in columns]
+    return Table(header, rows, [False] + [True] * len(columns), units=units)
 
 
-def _queues_block(comp: Comparison) -> DocTable:
+def _queues_block(comp: Comparison) -> Table:
     """Each queue's figures per setup, a setup's change against the baseline beside each."""
     header = ["queue", "setup", "jobs", "AWWT", "median", "p90", "p99", "max", "> 24 h"]
     hours = ("awwt", "median_wait", "p90_wait", "p99_wait", "max_wait")
-    rows = []
+    rows, keys = [], []
     for record in comp.per_queue.reset_index().to_dict(orient="records"):
         against = record["setup"] != comp.baseline
         cells = [_with_change(record, c, HOUR, "{:,.1f}", against) for c in hours]
         cells.append(_with_change(record, "waited_over_24h", 0.01, "{:.1f} %", against))
         rows.append([str(record["queue"]), str(record["setup"]), f"{int(record['jobs']):,}"])
         rows[-1] += cells
-    return DocTable(header, rows, [False, False, True, True, True, True, True, True, True])
+        figures = [*hours, "waited_over_24h"]
+        keys.append([None, None, float(record["jobs"]), *(float(record[c]) for c in figures)])
+    units = ["", "", "", "h", "h", "h", "h", "h", ""]
+    right = [False, False, True, True, True, True, True, True, True]
+    return Table(header, rows, right, units=units, keys=keys)
 
 
 def _with_change(
@@ -128,14 +155,14 @@ def _with_change(
     return f"{value} ({'+' if change >= 0 else '-'}{fmt.format(abs(change) / unit)})"
 
 
-def _losers_block(comp: Comparison) -> DocTable:
+def _losers_block(comp: Comparison) -> Table:
     header = [
         "setup",
         "user",
         "jobs",
-        f"mean wait under {comp.baseline} (h)",
-        "mean wait (h)",
-        "change (h)",
+        f"mean wait under {comp.baseline}",
+        "mean wait",
+        "change",
     ]
     rows = [
         [
@@ -148,40 +175,52 @@ def _losers_block(comp: Comparison) -> DocTable:
         ]
         for r in comp.losers.to_dict(orient="records")
     ]
-    return DocTable(header, rows, [False, True, True, True, True, True])
+    units = ["", "", "", "h", "h", "h"]
+    return Table(header, rows, [False, True, True, True, True, True], units=units)
 
 
 def cleaning_counts(comp: Comparison) -> dict[str, dict[str, int]]:
-    return {name: dict(r.workload.cleaning.counts) for name, r in comp.results.items()}
+    return {name: dict(r.cleaning) for name, r in comp.runs.items()}
 
 
-def _cleaning_block(comp: Comparison) -> DocTable | Para:
+def _cleaning_block(comp: Comparison) -> Table | Para:
     counts = cleaning_counts(comp)
     reasons = list(next(iter(counts.values())))
     shown = [r for r in reasons if any(c.get(r, 0) for c in counts.values())]
     if not shown:
-        return Para("No job was dropped or repaired by data cleaning, in any setup.")
+        return Para.of("No job was dropped or repaired by data cleaning, in any setup.")
     rows = [[r] + [f"{c.get(r, 0):,}" for c in counts.values()] for r in shown]
-    return DocTable(["reason", *counts], rows, [False] + [True] * len(counts))
+    return Table(["reason", *counts], rows, [False] + [True] * len(counts))
 
 
-def _heatmap_words(grid: WaitGrid) -> str:
+def _heatmap_words(grid: WaitGrid) -> Text:
     spec = grid.spec
     if spec.kind == "seconds":
         bins = f"bins of {spec.label}, counted from the trace's start"
     elif grid.clock.dated:
         start = "midnight" if spec.kind == "day" else "Monday midnight"
-        bins = f"one {spec.kind} per column, from {start} in {grid.clock.zone_name}"
+        zone = grid.clock.zone_name
+        bins = f"one {spec.kind} per column, from {start} in "
+        return text_of(
+            "Mean wait of the jobs submitted in each queue and time bin (",
+            bins,
+            Verbatim(zone),
+            _HEATMAP_REST,
+        )
     else:
         bins = f"one {spec.kind} per column, counted from the trace's start"
-    return (
-        f"Mean wait of the jobs submitted in each queue and time bin ({bins}; a job "
-        "submitted exactly on a bin edge counts in the later bin). One panel per setup, on "
-        "one colour scale: linear up to 1 minute, logarithmic above. Hatched cells: no job "
-        "was submitted (not a zero wait). Rows are the site's queues in its file's order, "
-        "with their job counts. The numbers are in `heatmap.csv` (blank: no job), the "
-        "image also as `heatmap.svg`."
+    return markup(
+        f"Mean wait of the jobs submitted in each queue and time bin ({bins}" + _HEATMAP_REST
     )
+
+
+_HEATMAP_REST = (
+    "; a job submitted exactly on a bin edge counts in the later bin). One panel per setup, "
+    "on one colour scale: linear up to 1 minute, logarithmic above. Hatched cells: no job "
+    "was submitted (not a zero wait). Rows are the site's queues in its file's order, with "
+    "their job counts. The numbers are in `heatmap.csv` (blank: no job), the image also as "
+    "`heatmap.svg`."
+)
 
 
 def report_document(
@@ -190,88 +229,145 @@ def report_document(
     png: bytes,
     command: str | None,
     files: Sequence[str],
-) -> tuple[str, list[Block]]:
-    count = len(comp.results)
+    svg: bytes | None = None,
+    *,
+    figure: str = "heatmap.png",
+    figures: Sequence[tuple[str, ReportFigure]] = (),
+) -> Report:
+    """The comparison's report (sections :data:`SECTIONS`), to render with any renderer;
+    ``files`` are listed (and linked) last, ``figure`` is where the heatmap lies beside a
+    Markdown rendering, ``figures`` the other figures with where each lies."""
+    count = len(comp.runs)
+    on = comp.workload or "a workload"
     title = (
-        f"Comparison of {count} setup{'' if count == 1 else 's'} on {comp.workload or 'a workload'}"
+        f"Run of {comp.baseline} on {on}" if count == 1 else f"Comparison of {count} setups on {on}"
     )
-    made = f"Made by queuesim {__version__}" + (f" with `{command}`." if command else ".")
-    blocks: list[Block] = [
-        Heading(1, title),
-        Para(
-            f"{made} Each setup replays the same trace; the baseline is **{comp.baseline}**. "
-            "Durations read d (days), h (hours), m (minutes), s (seconds)."
-        ),
-        Heading(2, SECTIONS[0]),
-        _setup_rows(comp),
-        Heading(2, SECTIONS[1]),
-        Para(
-            "As in Klusáček et al. (paper 004, Table 1), with each job weighted by its CPU "
-            "time e = cpus * runtime: AWWT, AWRT and AWSD are the weighted means of wait, "
-            "response time and slowdown; ANUWT and NUWT-dev the mean and standard deviation "
-            "over users of their total wait divided by their CPU time. Bounded slowdown uses "
-            f"τ = {next(iter(comp.metrics.values())).bounded_slowdown_tau:g} s. "
-            "The best value of each column is in bold; lower is better, except utilization."
-        ),
-        _metrics_block(comp),
-        Heading(2, SECTIONS[2]),
-    ]
-    if comp.against_baseline.empty:
-        blocks.append(Para("Only one setup: there is nothing to compare with the baseline."))
-    else:
-        counts = sorted({int(n) for n in comp.against_baseline["matched_jobs"]})
-        matched = (
-            f"{counts[0]:,} matched in every setup"
-            if len(counts) == 1
-            else f"from {counts[0]:,} to {counts[-1]:,} matched, depending on the setup"
+    made: list[str | Verbatim | Code] = [f"Made by queuesim {__version__}"]
+    made += [" with ", Code(command), "."] if command else ["."]
+    lead: list[Block] = [
+        Para.of(
+            *made,
+            " Each setup replays the same trace; the baseline is ",
+            Strong(comp.baseline),
+            ". Durations read d (days), h (hours), m (minutes), s (seconds).",
         )
-        blocks += [
-            Para(
-                f"Against {comp.baseline} (paper 004, Table 2). Jobs are matched by job id "
-                f"({matched}). A job improved if it waited strictly less than under "
-                "the baseline and deteriorated if strictly more; a user improved or "
-                "deteriorated by the same rule on their mean wait over their matched jobs. "
-                "Percentages are of all matched jobs / users. The mean decrease and "
-                "increase are in hours, averaged over the improved / deteriorated jobs (as "
-                "in the paper) and, in the last two columns, users."
-            ),
-            _against_block(comp),
-        ]
-    blocks.append(Heading(2, SECTIONS[3]))
+    ]
+    tau = next(iter(comp.metrics.values())).bounded_slowdown_tau
+    sections = [
+        Section(SECTIONS[0], [_setup_rows(comp)]),
+        Section(
+            SECTIONS[1],
+            [
+                Para.of(
+                    "As in Klusáček et al. (paper 004, Table 1), with each job weighted by its "
+                    "CPU time e = cpus * runtime: AWWT, AWRT and AWSD are the weighted means of "
+                    "wait, response time and slowdown; ANUWT and NUWT-dev the mean and "
+                    "standard deviation over users of their total wait divided by their CPU "
+                    f"time. Bounded slowdown uses τ = {tau:g} s. The best value of each column "
+                    "is in bold, marked (tie) when several setups share it; lower is better, "
+                    "except utilization. Each column shows as many digits as it takes to tell "
+                    "different values apart."
+                ),
+                _metrics_block(comp),
+            ],
+        ),
+        Section(SECTIONS[2], _against_blocks(comp)),
+        Section(SECTIONS[3], _losers_blocks(comp)),
+        Section(
+            SECTIONS[4],
+            [
+                Para.of(
+                    "Per queue (and over all queues), each setup's job count, AWWT, median, "
+                    "90th and 99th percentile and longest wait, in hours, and the share of "
+                    "jobs that waited more than a day; in brackets, the change against the "
+                    "baseline on the same queue (hours, percentage points). Percentiles "
+                    "interpolate linearly between the two nearest waits (numpy's default). All "
+                    "figures, mean bounded slowdown and the share waiting over an hour "
+                    "included, are in `queues.csv`."
+                ),
+                _queues_block(comp),
+            ],
+        ),
+        Section(
+            SECTIONS[5],
+            [
+                Para(_heatmap_words(next(iter(grids.values())))),
+                Figure(
+                    figure,
+                    "Mean wait per queue and time bin, one panel per setup",
+                    png,
+                    svg,
+                ),
+            ],
+        ),
+        Section(SECTIONS[6], _figure_blocks(figures)),
+        Section(
+            SECTIONS[7],
+            [
+                Para.of(
+                    "Jobs each cleaning rule dropped or repaired while reading the trace for "
+                    "each setup (the job lists are in each setup's `cleaning.csv`)."
+                ),
+                _cleaning_block(comp),
+            ],
+        ),
+        Section(SECTIONS[8], [Bullets([(Link(f, f),) for f in files])]),
+    ]
+    facts = {
+        "queuesim_version": __version__,
+        "command": command,
+        "workload": comp.workload,
+        "baseline": comp.baseline,
+        "setups": {
+            name: {"site": r.site, "policy": r.policy, "params": dict(r.params)}
+            for name, r in comp.runs.items()
+        },
+    }
+    return Report(title, lead, sections, facts)
+
+
+def _figure_blocks(figures: Sequence[tuple[str, ReportFigure]]) -> list[Block]:
+    if not figures:
+        return [Para.of("No figure was drawn for this report.")]
+    blocks: list[Block] = [
+        Para.of(
+            "Times are hours since the trace's first submission. The Gantt charts show a "
+            "window from the baseline's median submit time; their CPU rows are bands "
+            "placed for drawing (queuesim does not record which CPU a job ran on). Each "
+            "image is also written as SVG."
+        )
+    ]
+    blocks += [Figure(file, fig.caption, fig.png, fig.svg) for file, fig in figures]
+    return blocks
+
+
+def _against_blocks(comp: Comparison) -> list[Block]:
+    if comp.against_baseline.empty:
+        return [Para.of("Only one setup: there is nothing to compare with the baseline.")]
+    counts = sorted({int(n) for n in comp.against_baseline["matched_jobs"]})
+    matched = (
+        f"{counts[0]:,} matched in every setup"
+        if len(counts) == 1
+        else f"from {counts[0]:,} to {counts[-1]:,} matched, depending on the setup"
+    )
+    words = Para.of(
+        "Against ",
+        Verbatim(comp.baseline),
+        f" (paper 004, Table 2). Jobs are matched by job id ({matched}). A job improved if "
+        "it waited strictly less than under the baseline and deteriorated if strictly more; "
+        "a user improved or deteriorated by the same rule on their mean wait over their "
+        "matched jobs. Percentages are of all matched jobs / users. The mean decrease and "
+        "increase are in hours, averaged over the improved / deteriorated jobs (as in the "
+        "paper) and, in the last two columns, users.",
+    )
+    return [words, _against_block(comp)]
+
+
+def _losers_blocks(comp: Comparison) -> list[Block]:
     if comp.losers.empty:
-        blocks.append(Para("No user's mean wait grew against the baseline."))
-    else:
-        blocks += [
-            Para(
-                f"Per setup, the {comp.top} users whose mean wait (over their matched jobs) "
-                "grew the most against the baseline, in hours."
-            ),
-            _losers_block(comp),
-        ]
-    blocks += [
-        Heading(2, SECTIONS[4]),
-        Para(
-            "Per queue (and over all queues), each setup's job count, AWWT, median, 90th and "
-            "99th percentile and longest wait, in hours, and the share of jobs that waited "
-            "more than a day; in brackets, the change against the baseline on the same "
-            "queue (hours, percentage points). Percentiles interpolate linearly between the "
-            "two nearest waits (numpy's default). All figures, mean bounded slowdown and "
-            "the share waiting over an hour included, are in `queues.csv`."
-        ),
-        _queues_block(comp),
-    ]
-    first = next(iter(grids.values()))
-    blocks += [
-        Heading(2, SECTIONS[5]),
-        Para(_heatmap_words(first)),
-        Image("heatmap.png", "Mean wait per queue and time bin, one panel per setup", png),
-        Heading(2, SECTIONS[6]),
-        Para(
-            "Jobs each cleaning rule dropped or repaired while reading the trace for each "
-            "setup (the job lists are in each setup's `cleaning.csv`)."
-        ),
-        _cleaning_block(comp),
-        Heading(2, SECTIONS[7]),
-        Bullets([f"`{f}`" for f in files]),
-    ]
-    return title, blocks
+        return [Para.of("No user's mean wait grew against the baseline.")]
+    words = Para.of(
+        f"Per setup, the {comp.top} users whose mean wait (over their matched jobs) grew the "
+        "most against the baseline, in hours."
+    )
+    return [words, _losers_block(comp)]

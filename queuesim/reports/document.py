@@ -1,145 +1,175 @@
-"""A tiny document model - headings, paragraphs, tables, images, bullets - rendered as
-Markdown and as one self-contained HTML page."""
+"""The one report model: a title, sections of paragraphs, tables with units, figures,
+bullets and notes. Every report (a run, a comparison) is built as a :class:`Report` and
+rendered by :mod:`.render_markdown`, :mod:`.render_html` and :mod:`.render_text` (terminal
+and JSON); no report writes Markdown or HTML itself.
+
+Text is *inline*: a sequence of plain strings and :class:`Code`, :class:`Strong` and
+:class:`Link` spans. A plain string is always text - every renderer escapes it - so a queue
+or user named ``<script>`` or ``**x**`` shows as written. Markup exists only as spans, and
+:func:`markup` turns the report's own wording (```code``` and ``**bold**``, never a value
+read from a file) into spans.
+"""
 
 from __future__ import annotations
 
-import base64
-import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-
-#: The ``kind`` of ``comparison.json``: marks a folder queuesim may replace as a whole.
-
-
-# --- a tiny document model, rendered as markdown and as HTML ---------------------------------
 
 
 @dataclass(frozen=True)
-class Heading:
-    level: int
+class Code:
+    text: str
+
+
+@dataclass(frozen=True)
+class Strong:
+    text: str
+
+
+@dataclass(frozen=True)
+class Link:
+    text: str
+    href: str  #: a file relative to the report, or ``#anchor``
+
+
+Inline = str | Code | Strong | Link
+Text = tuple[Inline, ...]
+
+
+def markup(source: str) -> Text:
+    """The report's own wording as spans: ```x``` is code, ``**x**`` bold, the rest text.
+    Never pass a value read from a file here: wrap it in a span or pass it as a string."""
+    parts: list[Inline] = []
+    for piece in re.split(r"(`[^`]+`|\*\*[^*]+\*\*)", source):
+        if not piece:
+            continue
+        if piece.startswith("`"):
+            parts.append(Code(piece[1:-1]))
+        elif piece.startswith("**"):
+            parts.append(Strong(piece[2:-2]))
+        else:
+            parts.append(piece)
+    return tuple(parts)
+
+
+def as_text(value: str | Inline | Sequence[Inline]) -> Text:
+    """A paragraph's content as spans: a plain ``str`` is the report's own wording (see
+    :func:`markup`); a span or a sequence of spans is taken as is."""
+    if isinstance(value, str):
+        return markup(value)
+    if isinstance(value, Code | Strong | Link):
+        return (value,)
+    return tuple(value)
+
+
+def plain(text: Text) -> str:
+    """The words of ``text`` without markup (for titles, alt text, JSON)."""
+    return "".join(p if isinstance(p, str) else p.text for p in text)
+
+
+@dataclass(frozen=True)
+class Verbatim:
+    """A plain string inside :meth:`Para.of`: text, never markup (a name read from a file)."""
+
     text: str
 
 
 @dataclass(frozen=True)
 class Para:
-    text: str  #: plain text; `backticks` mark code
+    text: Text
+
+    @classmethod
+    def of(cls, *parts: str | Verbatim | Inline) -> Para:
+        """Wording and values in order: each ``str`` is the report's wording (markup
+        allowed); a value read from a file goes in as :class:`Verbatim` or a span."""
+        return cls(text_of(*parts))
+
+
+def text_of(*parts: str | Verbatim | Inline) -> Text:
+    """Spans from wording (``str``, markup allowed), values (:class:`Verbatim`) and spans."""
+    out: list[Inline] = []
+    for part in parts:
+        if isinstance(part, str):
+            out += markup(part)
+        elif isinstance(part, Verbatim):
+            out.append(part.text)
+        else:
+            out.append(part)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
-class DocTable:
+class Note:
+    """A remark set apart from the text (a caveat, where the numbers come from)."""
+
+    text: Text
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of cells already formatted for reading. ``units`` gives each column's unit
+    (``""``: none, or each cell carries its own, as ``2h 9m``); ``keys`` optionally gives
+    each cell the number it sorts by (``None``: sort by its text)."""
+
     header: Sequence[str]
     rows: Sequence[Sequence[str]]
     right: Sequence[bool]  #: right-align this column (numbers)
     bold: frozenset[tuple[int, int]] = frozenset()  #: (row, column) cells to emphasise
+    units: Sequence[str] = ()
+    keys: Sequence[Sequence[float | None]] = ()
+    caption: Text = ()
+
+    def unit(self, column: int) -> str:
+        return self.units[column] if column < len(self.units) else ""
+
+    def heading(self, column: int) -> str:
+        """A column's header with its unit, as ``mean wait (h)``."""
+        unit = self.unit(column)
+        return f"{self.header[column]} ({unit})" if unit else self.header[column]
 
 
 @dataclass(frozen=True)
-class Image:
+class Figure:
+    """An image, as PNG (embedded in HTML) and optionally SVG; ``file`` is where the PNG
+    lies beside the Markdown report."""
+
     file: str
-    alt: str
+    caption: str
     png: bytes = field(repr=False)
+    svg: bytes | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
 class Bullets:
-    items: Sequence[str]
+    items: Sequence[Text]
 
 
-Block = Heading | Para | DocTable | Image | Bullets
+Block = Para | Note | Table | Figure | Bullets
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|")
+@dataclass(frozen=True)
+class Section:
+    title: str
+    blocks: Sequence[Block]
+
+    @property
+    def anchor(self) -> str:
+        """The section's id in HTML (``#performance-and-fairness``)."""
+        return anchor_of(self.title)
 
 
-def to_markdown(blocks: Iterable[Block]) -> str:
-    out: list[str] = []
-    for block in blocks:
-        if isinstance(block, Heading):
-            out.append("#" * block.level + " " + block.text)
-        elif isinstance(block, Para):
-            out.append(block.text)
-        elif isinstance(block, DocTable):
-            lines = [
-                "| " + " | ".join(_md_cell(h) for h in block.header) + " |",
-                "|" + "|".join("---:" if r else "---" for r in block.right) + "|",
-            ]
-            for i, row in enumerate(block.rows):
-                cells = [
-                    f"**{_md_cell(c)}**" if (i, j) in block.bold and c else _md_cell(c)
-                    for j, c in enumerate(row)
-                ]
-                lines.append("| " + " | ".join(cells) + " |")
-            out.append("\n".join(lines))
-        elif isinstance(block, Image):
-            out.append(f"![{block.alt}]({block.file})")
-        else:
-            out.append("\n".join(f"- {item}" for item in block.items))
-    return "\n\n".join(out) + "\n"
+@dataclass(frozen=True)
+class Report:
+    """A whole report: title, a lead (paragraphs before the first section), sections, and
+    ``facts``: what produced it (version, command, site, policy, trace) for JSON readers."""
+
+    title: str
+    lead: Sequence[Block]
+    sections: Sequence[Section]
+    facts: Mapping[str, object] = field(default_factory=dict)
 
 
-def _inline_html(text: str) -> str:
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=False))
-
-
-_CSS = """\
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 72rem;
-       margin: 2rem auto; padding: 0 1rem; color: #222; line-height: 1.45; }
-table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-variant-numeric: tabular-nums; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.25rem 0.6rem; text-align: left; }
-th { border-bottom: 2px solid #888; vertical-align: bottom; }
-td.n, th.n { text-align: right; }
-td strong { color: #17692e; }
-code { background: #f3f3f3; padding: 0 0.2rem; }
-img { max-width: 100%; }
-"""
-
-
-def to_html(blocks: Iterable[Block], title: str) -> str:
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        f"<title>{html.escape(title)}</title>",
-        f"<style>\n{_CSS}</style>",
-        "</head>",
-        "<body>",
-    ]
-    for block in blocks:
-        if isinstance(block, Heading):
-            out.append(f"<h{block.level}>{_inline_html(block.text)}</h{block.level}>")
-        elif isinstance(block, Para):
-            out.append(f"<p>{_inline_html(block.text)}</p>")
-        elif isinstance(block, DocTable):
-            out.append("<table>")
-
-            def cls(j: int, tbl: DocTable = block) -> str:
-                return ' class="n"' if tbl.right[j] else ""
-
-            out.append(
-                "<tr>"
-                + "".join(f"<th{cls(j)}>{html.escape(h)}</th>" for j, h in enumerate(block.header))
-                + "</tr>"
-            )
-            for i, row in enumerate(block.rows):
-                cells = []
-                for j, c in enumerate(row):
-                    text = html.escape(c)
-                    if (i, j) in block.bold and c:
-                        text = f"<strong>{text}</strong>"
-                    cells.append(f"<td{cls(j)}>{text}</td>")
-                out.append("<tr>" + "".join(cells) + "</tr>")
-            out.append("</table>")
-        elif isinstance(block, Image):
-            data = base64.b64encode(block.png).decode("ascii")
-            out.append(
-                f'<p><img alt="{html.escape(block.alt)}" src="data:image/png;base64,{data}"></p>'
-            )
-        else:
-            out.append("<ul>")
-            out.extend(f"<li>{_inline_html(item)}</li>" for item in block.items)
-            out.append("</ul>")
-    out += ["</body>", "</html>"]
-    return "\n".join(out) + "\n"
+def anchor_of(title: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    return slug or "section"

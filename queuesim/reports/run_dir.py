@@ -1,5 +1,5 @@
 """Reading a saved run folder (``metrics.json`` plus ``jobs.parquet`` or ``jobs.csv``) back,
-for ``queuesim heatmap``."""
+for ``queuesim heatmap`` and ``queuesim report``."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from queuesim.reports.bundle import ReportError
 from queuesim.results.heatmap import TraceClock
+from queuesim.results.run_facts import RunFacts
 
 #: The ``kind`` of ``comparison.json``: marks a folder queuesim may replace as a whole.
 
@@ -27,6 +29,16 @@ class RunDir:
     jobs: pd.DataFrame
     queues: tuple[str, ...]
     clock: TraceClock
+    #: everything a comparison or report needs of the run; None in a folder written by an
+    #: older queuesim, with the reason in ``facts_problem``
+    facts: RunFacts | None = None
+    facts_problem: str = ""
+
+    def require_facts(self) -> RunFacts:
+        """The run's facts, or :class:`ReportError` saying why the folder lacks them."""
+        if self.facts is None:
+            raise ReportError(self.facts_problem)
+        return self.facts
 
 
 def read_run_dir(path: str | Path) -> RunDir:
@@ -67,14 +79,50 @@ def read_run_dir(path: str | Path) -> RunDir:
     zone = run.get("time_zone")
     site, policy = run.get("site"), run.get("policy")
     name = f"{site}/{policy}" if site and policy else folder.name
-    return RunDir(
-        name=name,
+    clock = TraceClock(
+        int(start) if isinstance(start, int | float) else None,
+        zone if isinstance(zone, str) else None,
+    )
+    names = tuple(str(q) for q in queues) if isinstance(queues, list) else ()
+    try:
+        facts = _facts(document, run, jobs, names, clock, folder)
+    except ReportError as exc:
+        return RunDir(name, jobs, names, clock, None, str(exc))
+    return RunDir(name, jobs, names, clock, facts)
+
+
+def _facts(
+    document: dict[str, Any],
+    run: dict[str, Any],
+    jobs: pd.DataFrame,
+    queues: tuple[str, ...],
+    clock: TraceClock,
+    folder: Path,
+) -> RunFacts:
+    """The run's facts from its ``metrics.json``; queues found only in the job table are
+    added after the listed ones, and CPUs missing from an older file are an error."""
+    cpus = run.get("total_cpus")
+    if not isinstance(cpus, int) or cpus <= 0:
+        raise ReportError(
+            f"{folder / 'metrics.json'}: run.total_cpus is missing or not a positive "
+            "integer (written by an older queuesim?); run it again to report on it"
+        )
+    seen = [*queues, *sorted({str(q) for q in jobs["queue"]} - set(queues))]
+    cleaning = document.get("cleaning")
+    params = run.get("params")
+    return RunFacts(
         jobs=jobs,
-        queues=tuple(str(q) for q in queues) if isinstance(queues, list) else (),
-        clock=TraceClock(
-            int(start) if isinstance(start, int | float) else None,
-            zone if isinstance(zone, str) else None,
-        ),
+        site=str(run.get("site") or folder.name),
+        policy=str(run.get("policy") or "?"),
+        params=dict(params) if isinstance(params, dict) else {},
+        total_cpus=cpus,
+        queues=tuple(seen),
+        cleaning={str(k): int(v) for k, v in cleaning.items()}
+        if isinstance(cleaning, dict)
+        else {},
+        clock=clock,
+        workload=str(run.get("workload") or ""),
+        extra={"queuesim_version": run.get("queuesim_version"), "folder": str(folder)},
     )
 
 

@@ -25,8 +25,9 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from queuesim.reports.precision import marked, metric_texts
 from queuesim.reports.summary import sig3, spaced
-from queuesim.results.comparison import Comparison, best_setups
+from queuesim.results.comparison import METRIC_COLUMNS, Comparison, best_marks
 from queuesim.results.heatmap import DAY, BinSpec, WaitGrid, scale_forward, scale_max
 from queuesim.site.units import format_duration
 
@@ -35,7 +36,6 @@ __all__ = [
     "EMPTY_CELL",
     "against_table",
     "comparison_renderable",
-    "format_metric",
     "heatmap_renderable",
     "losers_table",
     "metrics_table",
@@ -84,24 +84,6 @@ def _hours(x: float) -> str:
 
 def _signed_hours(x: float) -> str:
     return f"{x:+,.1f} h" if math.isfinite(x) else "-"
-
-
-def format_metric(column: str, value: float) -> str:
-    """A compared metric as shown to people: durations as ``9h 23m``, ratios with 2 or 3
-    significant digits, utilization in percent."""
-    return _METRIC_FORMAT[column](value)
-
-
-_METRIC_FORMAT: dict[str, Callable[[float], str]] = {
-    "awwt": _duration,
-    "awrt": _duration,
-    "awsd": _decimal2,
-    "anuwt": _sig,
-    "nuwt_dev": _sig,
-    "mean_wait": _duration,
-    "mean_bounded_slowdown": _decimal2,
-    "utilization": lambda x: _percent(100 * x),
-}
 
 
 def titled_table(title: str, caption: str | None = None) -> Table:
@@ -156,13 +138,15 @@ def metrics_table(table: pd.DataFrame, width: int = 100) -> list[Table]:
 
     Returns one table, or two (the paper's criteria, then the others) when one would not
     fit ``width`` columns."""
-    best = best_setups(table, shown=format_metric)
+    marks = best_marks(table)
+    texts = {c: metric_texts(c, table[c].astype(float).tolist()) for c in METRIC_COLUMNS}
 
     def build(groups: list[int], continued: bool) -> Table:
         title = "Performance and fairness" + (" (continued)" if continued else "")
         last = groups[-1] == len(_METRIC_GROUPS) - 1
         caption = (
-            "best of each column in bold green; lower is better, except utilization"
+            "best of each column in bold green, (tie) when setups share it; lower is better, "
+            "except utilization"
             if last
             else None
         )
@@ -171,11 +155,12 @@ def metrics_table(table: pd.DataFrame, width: int = 100) -> list[Table]:
         columns = [c for g in groups for c in _METRIC_GROUPS[g]]
         for column in columns:
             out.add_column(_METRIC_HEADERS[column], justify="right", no_wrap=True)
-        for setup, row in table.iterrows():
+        for i, setup in enumerate(table.index):
             cells: list[RenderableType] = [str(setup)]
             for column in columns:
-                text = _METRIC_FORMAT[column](float(row[column]))
-                cells.append(Text(text, style=BEST if setup in best[column] else ""))
+                mark = marks[column][str(setup)]
+                text = marked(texts[column][i], mark)
+                cells.append(Text(text, style=BEST if mark else ""))
             out.add_row(*cells)
         return out
 
@@ -409,10 +394,7 @@ def _queue_counts(grid: WaitGrid) -> list[tuple[str, int]]:
 
 
 def _cleaning(comp: Comparison) -> RenderableType:
-    counts = {
-        name: {k: v for k, v in r.workload.cleaning.counts.items() if v}
-        for name, r in comp.results.items()
-    }
+    counts = {name: {k: v for k, v in r.cleaning.items() if v} for name, r in comp.runs.items()}
     distinct = {tuple(sorted(c.items())) for c in counts.values()}
     if len(distinct) == 1:
         only = next(iter(counts.values()))
@@ -421,7 +403,7 @@ def _cleaning(comp: Comparison) -> RenderableType:
         listed = ", ".join(f"{reason} {n:,}" for reason, n in only.items())
         return Text(f"data cleaning (same for every setup): {listed}", style="dim")
     table = titled_table("Data cleaning (jobs per reason)")
-    reasons = [r for r in next(iter(comp.results.values())).workload.cleaning.counts]
+    reasons = list(next(iter(comp.runs.values())).cleaning)
     shown = [r for r in reasons if any(c.get(r) for c in counts.values())]
     table.add_column("setup", overflow="fold")
     for reason in shown:

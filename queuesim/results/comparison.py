@@ -14,8 +14,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,7 @@ from queuesim.core.result import Result
 from queuesim.results.breakdown import ALL, by_queue
 from queuesim.results.heatmap import BinSpec, WaitGrid, shared_grids
 from queuesim.results.metrics import WAIT_FIGURES, Metrics, compute_metrics
+from queuesim.results.run_facts import RunFacts
 
 __all__ = [
     "LOWER_IS_BETTER",
@@ -32,10 +34,11 @@ __all__ = [
     "CompareError",
     "Comparison",
     "against_baseline",
-    "best_setups",
+    "best_marks",
     "losers",
     "per_queue",
     "pick_baseline",
+    "same_figure",
 ]
 
 #: The metrics compared side by side, in display order (keys of :class:`Metrics`).
@@ -70,6 +73,10 @@ AGAINST_COLUMNS = (
 LOSER_COLUMNS = ("setup", "user", "jobs", "baseline_mean_wait_h", "mean_wait_h", "change_h")
 
 HOUR = 3600.0
+#: Two figures closer than this, relatively, are the same (see :func:`same_figure`).
+SAME_RTOL = 1e-9
+#: How a setup's value of a metric compares with the others' (see :func:`best_marks`).
+Mark = Literal["best", "tie", ""]
 
 
 class CompareError(QueuesimError):
@@ -80,7 +87,7 @@ class CompareError(QueuesimError):
 class Comparison:
     """The outcome of :func:`compare`; every table is a plain :class:`pandas.DataFrame`."""
 
-    results: dict[str, Result]
+    runs: dict[str, RunFacts]  #: every setup's job table and facts, in order
     metrics: dict[str, Metrics]
     baseline: str
     table: pd.DataFrame
@@ -90,6 +97,9 @@ class Comparison:
     top: int
     workload: str = ""  #: the workload file's name, for reports
     sources: dict[str, str] = field(default_factory=dict)  #: setup -> site file name
+    #: the simulations themselves, when the comparison was made from them (empty when it
+    #: was read back from saved runs); the bundle writes their run folders
+    results: dict[str, Result] = field(default_factory=dict)
 
     @classmethod
     def from_results(
@@ -103,25 +113,40 @@ class Comparison:
         sources: Mapping[str, str] | None = None,
     ) -> Comparison:
         """Compare finished runs (named by the mapping's keys, in its order)."""
-        if not results:
+        runs = {name: RunFacts.of(r) for name, r in results.items()}
+        comp = cls.from_runs(runs, baseline, top=top, tau=tau, workload=workload, sources=sources)
+        return replace(comp, results=dict(results))
+
+    @classmethod
+    def from_runs(
+        cls,
+        runs: Mapping[str, RunFacts],
+        baseline: str | None = None,
+        *,
+        top: int = 5,
+        tau: float = 10.0,
+        workload: str = "",
+        sources: Mapping[str, str] | None = None,
+    ) -> Comparison:
+        """Compare runs given by their job tables and facts (e.g. read from saved folders)."""
+        if not runs:
             raise CompareError("nothing to compare: no setups were given")
         if top < 0:
             raise CompareError(f"--top expects a number of users >= 0, got {top}")
-        names = list(results)
-        chosen = pick_baseline(names, baseline)
+        chosen = pick_baseline(list(runs), baseline)
         metrics = {
-            name: compute_metrics(r.jobs, total_cpus=r.site.total_cpus, tau=tau)
-            for name, r in results.items()
+            name: compute_metrics(r.jobs, total_cpus=r.total_cpus, tau=tau)
+            for name, r in runs.items()
         }
-        jobs = {name: r.jobs for name, r in results.items()}
+        jobs = {name: r.jobs for name, r in runs.items()}
         return cls(
-            results=dict(results),
+            runs=dict(runs),
             metrics=metrics,
             baseline=chosen,
             table=metrics_table(metrics),
             against_baseline=against_baseline(jobs, chosen),
             losers=losers(jobs, chosen, top=top),
-            per_queue=per_queue(results, chosen, tau=tau),
+            per_queue=per_queue(runs, chosen, tau=tau),
             top=top,
             workload=workload,
             sources=dict(sources or {}),
@@ -129,25 +154,27 @@ class Comparison:
 
     def heatmap(self, bin: str | float | BinSpec = "day") -> dict[str, WaitGrid]:
         """Mean wait per queue and submit-time bin, per setup, on the same bins."""
-        return shared_grids(self.results, bin)
+        first = next(iter(self.runs.values()))
+        tables = {name: (r.jobs, r.queues) for name, r in self.runs.items()}
+        return shared_grids(tables, bin, first.clock)
 
 
-def per_queue(results: Mapping[str, Result], baseline: str, *, tau: float = 10.0) -> pd.DataFrame:
+def per_queue(runs: Mapping[str, RunFacts], baseline: str, *, tau: float = 10.0) -> pd.DataFrame:
     """One row per (queue, setup) - queues in the baseline site's order, then the other
     setups' own, then ``(all)``; setups in the comparison's order - with the figures of
     :data:`~.metrics.WAIT_FIGURES` and, for each, ``<figure>_change``: the setup's value less the
     baseline's on the same queue (NaN where the baseline has no job in that queue)."""
     names: list[str] = []
-    for result in (results[baseline], *results.values()):
-        names += [q.name for q in result.site.queues if q.name not in names]
+    for run in (runs[baseline], *runs.values()):
+        names += [q for q in run.queues if q not in names]
     frames = []
-    for setup, result in results.items():
-        frame = by_queue(result.jobs, names, tau=tau)
+    for setup, run in runs.items():
+        frame = by_queue(run.jobs, names, tau=tau)
         frames.append(frame.assign(setup=setup).set_index("setup", append=True))
     table = pd.concat(frames)
     order = [*[n for n in names if n in table.index.get_level_values(0)], ALL]
     table = table.reindex(
-        pd.MultiIndex.from_product([order, list(results)], names=["queue", "setup"])
+        pd.MultiIndex.from_product([order, list(runs)], names=["queue", "setup"])
     ).dropna(subset=["jobs"])
     table["jobs"] = table["jobs"].astype(np.int64)
     base = table.xs(baseline, level="setup")
@@ -184,34 +211,31 @@ def metrics_table(metrics: Mapping[str, Metrics]) -> pd.DataFrame:
     return table
 
 
-def best_setups(
-    table: pd.DataFrame, *, shown: Callable[[str, float], str] | None = None
-) -> dict[str, set[str]]:
-    """For each compared metric, the setups with the best value (ties: all of them, to a
-    relative 1e-9). Lower is better except for utilization.
+def same_figure(a: float, b: float) -> bool:
+    """Whether two finite figures are the same, to a relative 1e-9 (what summing in another
+    order may change)."""
+    return bool(np.isclose(a, b, rtol=SAME_RTOL, atol=0.0))
 
-    With ``shown`` (column, value) -> displayed text, a setup whose value *displays* the
-    same as a best one's is counted best too: a reader who sees two equal figures should
-    not find only one of them highlighted.
-    """
-    best: dict[str, set[str]] = {}
+
+def best_marks(table: pd.DataFrame) -> dict[str, dict[str, Mark]]:
+    """For each compared metric and setup: ``"best"`` when the setup alone holds the best
+    finite value, ``"tie"`` when several setups share it (:func:`same_figure`), ``""``
+    otherwise. Lower is better except for utilization. With a single setup nothing is
+    marked: there is nothing to be best against."""
+    out: dict[str, dict[str, Mark]] = {}
     for column in METRIC_COLUMNS:
         if column not in table.columns:
             continue
         values = table[column].astype(float)
+        marks: dict[str, Mark] = {str(s): "" for s in values.index}
         finite = values[np.isfinite(values)]
-        if finite.empty:
-            best[column] = set()
-            continue
-        target = finite.min() if LOWER_IS_BETTER[column] else finite.max()
-        close = np.isclose(finite, target, rtol=1e-9, atol=0.0)
-        best[column] = {str(s) for s in finite.index[close]}
-        if shown is not None:
-            texts = {shown(column, float(finite[s])) for s in finite.index[close]}
-            best[column] |= {
-                str(s) for s in finite.index if shown(column, float(finite[s])) in texts
-            }
-    return best
+        if len(values) > 1 and not finite.empty:
+            target = finite.min() if LOWER_IS_BETTER[column] else finite.max()
+            holders = [str(s) for s, v in finite.items() if same_figure(float(v), target)]
+            for name in holders:
+                marks[name] = "best" if len(holders) == 1 else "tie"
+        out[column] = marks
+    return out
 
 
 def _matched(base: pd.DataFrame, other: pd.DataFrame, name: str) -> tuple[pd.DataFrame, int]:

@@ -321,16 +321,28 @@ def wait_grid(
 
 
 def shared_grids(
-    results: Mapping[str, Result], bin: str | float | BinSpec = "day"
+    runs: Mapping[str, Result | tuple[pd.DataFrame, Sequence[str]]],
+    bin: str | float | BinSpec = "day",
+    clock: TraceClock | None = None,
 ) -> dict[str, WaitGrid]:
     """One grid per run, all on the same bins (from the earliest to the latest submit of
-    any run), for side-by-side panels on one colour scale. Dates come from the first run."""
-    if not results:
+    any run), for side-by-side panels on one colour scale. A run is a :class:`Result` or
+    its job table and queues; dates come from ``clock``, else from the first run."""
+    if not runs:
         raise HeatmapError("no runs to draw heatmaps of")
     spec = parse_bin(bin)
-    clock = TraceClock.of(next(iter(results.values())))
-    edges = _common_edges((r.jobs for r in results.values()), spec, clock)
-    return {name: wait_grid(r, spec, clock=clock, edges=edges) for name, r in results.items()}
+    tables = {
+        name: (r.jobs, tuple(q.name for q in r.site.queues)) if isinstance(r, Result) else r
+        for name, r in runs.items()
+    }
+    if clock is None:
+        first = next(iter(runs.values()))
+        clock = TraceClock.of(first) if isinstance(first, Result) else TraceClock()
+    edges = _common_edges((jobs for jobs, _ in tables.values()), spec, clock)
+    return {
+        name: wait_grid(jobs, spec, queues=queues, clock=clock, edges=edges)
+        for name, (jobs, queues) in tables.items()
+    }
 
 
 def _common_edges(tables: Iterable[pd.DataFrame], spec: BinSpec, clock: TraceClock) -> FloatArray:

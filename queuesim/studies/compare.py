@@ -9,18 +9,22 @@ each simulation is deterministic - and returns a
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from queuesim.core.result import Result
 from queuesim.core.workload import CleaningOptions, Workload, prepare_trace, read_workload_trace
 from queuesim.policies.registry import make_policy
+from queuesim.reports.progress import simulated_at
 from queuesim.results.comparison import CompareError, Comparison, pick_baseline
 from queuesim.site.loading import load_site
 from queuesim.site.model import Site
@@ -68,6 +72,7 @@ def compare(
     tau: float = 10.0,
     workers: int | None = None,
     on_start: Callable[[int, int], None] | None = None,
+    progress: Callable[[str, int, int, float], None] | None = None,
 ) -> Comparison:
     """Replay ``workload`` through each setup and compare them against ``baseline``.
 
@@ -84,6 +89,9 @@ def compare(
         workers: processes to use; default ``min(setups, CPUs)``; 1 runs in this process.
         on_start: called with (setups, processes) once every input has been checked, just
             before the simulations start (the CLI announces the runs with it).
+        progress: called in this process with (setup name, jobs submitted, jobs, simulated
+            seconds reached) as each setup's run advances, also when setups run in worker
+            processes (the CLI draws a bar per setup with it).
 
     Every input is checked before any simulation starts: site files, policies, names, the
     baseline, and the workload prepared for every site.
@@ -109,7 +117,7 @@ def compare(
     workers = min(workers, len(named))
     if on_start is not None:
         on_start(len(named), workers)
-    results = _run_all(prepared, workers)
+    results = _run_all(prepared, workers, progress)
     sources = {
         name: Path(item.site).name
         for name, item in zip(names, items, strict=True)
@@ -169,27 +177,69 @@ def _resolve(setups: Sequence[Setup]) -> list[tuple[str, Site]]:
     return [(name, site) for name, (_, site) in zip(names, loaded, strict=True)]
 
 
-def _simulate_one(site: Site, workload: Workload) -> Result:
-    """One setup's run (module level, so that worker processes can be handed it)."""
-    return simulate(site, workload)
+#: In a worker process: where its runs write (jobs submitted, jobs) per setup index.
+_SHARED: list[Any] = [None]
 
 
-def _run_all(prepared: Sequence[tuple[str, Site, Workload]], workers: int) -> dict[str, Result]:
+def _share(counts: Any) -> None:
+    _SHARED[0] = counts
+
+
+def _simulate_one(site: Site, workload: Workload, index: int = -1) -> Result:
+    """One setup's run (module level, so that worker processes can be handed it); in a
+    worker with a shared progress array, its progress is written there."""
+    counts = _SHARED[0]
+    if counts is None or index < 0:
+        return simulate(site, workload)
+
+    def report(done: int, total: int) -> None:
+        counts[2 * index], counts[2 * index + 1] = done, total
+
+    return simulate(site, workload, progress=report)
+
+
+def _run_all(
+    prepared: Sequence[tuple[str, Site, Workload]],
+    workers: int,
+    progress: Callable[[str, int, int, float], None] | None = None,
+) -> dict[str, Result]:
     """Run every setup; in worker processes when there are several setups and workers.
 
     On Linux workers are forked: they start at once and, unlike ``spawn``, do not re-run
     the caller's main script (a script without an ``if __name__ == "__main__"`` guard would
-    otherwise start runs recursively). Nothing here runs a thread while forking (no live
-    progress display), so no lock can be inherited held. Elsewhere the platform's default
+    otherwise start runs recursively). Workers report progress through a shared array
+    (no lock), which this process reads while it waits. Elsewhere the platform's default
     start method is used. Results come back in the order of the setups whatever order the
     runs finish in, and each run is deterministic, so they equal sequential runs.
     """
+    submits = [np.sort(wl.jobs["submit"].to_numpy(dtype=np.float64)) for _, _, wl in prepared]
+
+    def tell(i: int, done: int, total: int) -> None:
+        assert progress is not None
+        progress(prepared[i][0], done, total, simulated_at(submits[i], done))
+
     if workers == 1 or len(prepared) == 1:
-        return {name: _simulate_one(site, wl) for name, site, wl in prepared}
+        out = {}
+        for i, (name, site, wl) in enumerate(prepared):
+            report = None if progress is None else functools.partial(tell, i)
+            out[name] = simulate(site, wl, progress=report)
+        return out
     context = get_context("fork") if sys.platform.startswith("linux") else get_context()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [pool.submit(_simulate_one, site, wl) for _, site, wl in prepared]
+    counts = context.Array("q", 2 * len(prepared), lock=False) if progress else None
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_share, initargs=(counts,)
+    ) as pool:
+        futures = [
+            pool.submit(_simulate_one, site, wl, i) for i, (_, site, wl) in enumerate(prepared)
+        ]
         try:
+            while progress is not None and counts is not None:
+                _, pending = wait(futures, timeout=0.25)
+                for i in range(len(prepared)):
+                    if counts[2 * i + 1]:
+                        tell(i, counts[2 * i], counts[2 * i + 1])
+                if not pending:
+                    break
             return {name: f.result() for (name, _, _), f in zip(prepared, futures, strict=True)}
         except BaseException:
             for f in futures:
