@@ -209,5 +209,6 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             queues=queues,
             users=users,
             top=args.top,
+            not_modelled=[(n.setting, n.value, n.source) for n in site.not_modelled],
         )
     return 0
