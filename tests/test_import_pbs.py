@@ -361,10 +361,25 @@ def test_cli_writes_a_site_that_loads_and_runs(
     assert site.total_cpus == 3 * 32 + 2 * 48 + 64
     assert json.loads(data.read_text())["counts"]["not_understood"] == 4
     assert "# Made with: queuesim import pbs --qmgr " in out.read_text()
-    code = main(
-        ["run", str(out), "workloads/kth-sp2-sample.swf", "--out", str(tmp_path / "run"), "--quiet"]
-    )
+    code = main(["run", str(out), "workloads/kth-sp2-sample.swf", "--out", str(tmp_path / "run")])
     assert code == 0
+    # the run's summary and metrics.json carry what the configuration uses but the run
+    # leaves out, with values and sources
+    summary = capsys.readouterr().out
+    assert "not modelled (22)" in summary
+    for setting in ("preemptive_sched", "node_sort_key", "queue gpu acl_groups"):
+        assert setting in summary, setting
+    assert "[u:PBS_GENERIC=500]" in summary  # a value is shown as written, not as markup
+    document = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert {
+        "setting": "preemptive_sched",
+        "value": "true",
+        "source": f"{HOME}/sched_priv/sched_config:19",
+        "reason": "preemption is not modelled",
+    } in document["not_modelled"]
+    assert [n["setting"] for n in document["not_modelled"]] == [
+        n.setting for n in site.not_modelled
+    ]
 
 
 @pytest.mark.parametrize(

@@ -144,8 +144,8 @@ def not_modelled_table(entries: Sequence[tuple[str, str, str]]) -> Table:
     table.add_column(f"not modelled ({len(entries)})", overflow="fold")
     table.add_column("value", overflow="fold")
     table.add_column("source", overflow="fold", style="dim")
-    for setting, value, source in entries:
-        table.add_row(setting, value, source)
+    for setting, value, source in entries:  # as text: a value may hold '[...]'
+        table.add_row(Text(setting), Text(value), Text(source))
     return table
 
 
