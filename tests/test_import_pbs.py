@@ -154,9 +154,12 @@ def test_scheduler_ordering_fairshare_and_memory_from_sched_config() -> None:
         "decay_factor": 0.7,
         "decay_interval": "1d",
         "by": "user",
+        # and unknown_shares 10: PBS's group of the entities resource_group does not list
+        "unknown_group": "unknown",
         "groups": [
             {"name": "physics", "parent": "root", "shares": 60.0},
             {"name": "chem", "parent": "root", "shares": 40.0},
+            {"name": "unknown", "parent": "root", "shares": 10.0},
         ],
         "members": {5001: "physics", 5002: "physics", 5003: "chem"},
         "shares": {5001: 1.0, 5002: 3.0, 5003: 1.0},
@@ -297,7 +300,6 @@ def test_settings_not_modelled_are_reported_with_their_values() -> None:
         "queue long cpu_pool": ["320"],
         "server log_events": ["511"],
         "preemptive_sched": ["true"],
-        "unknown_shares": ["10"],
         "by_queue": ["False (non_prime)"],
         "state": ["free (4 nodes)", "job-busy", "offline"],
     }
@@ -366,7 +368,7 @@ def test_cli_writes_a_site_that_loads_and_runs(
     # the run's summary and metrics.json carry what the configuration uses but the run
     # leaves out, with values and sources
     summary = capsys.readouterr().out
-    assert "not modelled (22)" in summary
+    assert "not modelled (21)" in summary
     for setting in ("preemptive_sched", "node_sort_key", "queue gpu acl_groups"):
         assert setting in summary, setting
     assert "[u:PBS_GENERIC=500]" in summary  # a value is shown as written, not as markup

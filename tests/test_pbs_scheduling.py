@@ -249,6 +249,22 @@ def test_tree_ranks_and_percentages_follow_the_resource_group_shares() -> None:
     assert tree.ranks(np.zeros(3)).tolist() == [0, 0, 0]  # ties fall to the job's keys
 
 
+def test_accounts_missing_from_the_tree_share_the_unknown_group() -> None:
+    """PBS's unknown group (unknown_shares 50 beside g1 50): users 8 and 9 are not
+    listed, so both sit in it - each has 25 % of the machine, and user 8's usage counts
+    against user 9 at the top level (unknown 40/50 > g1 30/50)."""
+    config = Fairshare.model_validate(
+        {
+            "groups": [{"name": "g1", "shares": 50}, {"name": "unknown", "shares": 50}],
+            "members": {1: "g1"},
+            "unknown_group": "unknown",
+        }
+    )
+    tree = FairshareTree(config, np.array([1, 8, 9]))
+    assert tree.percent.tolist() == pytest.approx([50.0, 25.0, 25.0])
+    assert tree.ranks(np.array([30.0, 40.0, 0.0])).tolist() == [0, 2, 1]
+
+
 def test_a_tree_with_a_loop_or_a_missing_group_is_refused() -> None:
     with pytest.raises(ValueError, match="loop"):
         Fairshare.model_validate(

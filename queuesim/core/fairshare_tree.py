@@ -38,7 +38,7 @@ class FairshareTree:
         paths: list[list[int]] = []
         for a in account_ids.tolist():
             path = [-1 - len(paths)]
-            at = config.members.get(int(a), "root")
+            at = config.members.get(int(a), config.unknown_group)
             while at != "root":
                 path.append(g_index[at])
                 at = groups[at].parent
@@ -65,12 +65,12 @@ class FairshareTree:
             below[g.parent] = below.get(g.parent, 0.0) + g.shares
         accounts = set(account_ids.tolist()) | set(config.members) | set(config.shares)
         for a in accounts:
-            parent = config.members.get(int(a), "root")
+            parent = config.members.get(int(a), config.unknown_group)
             below[parent] = below.get(parent, 0.0) + config.shares.get(int(a), 1.0)
         groups = {g.name: g for g in config.groups}
         out = np.empty(account_ids.shape[0])
         for k, a in enumerate(account_ids.tolist()):
-            at = config.members.get(int(a), "root")
+            at = config.members.get(int(a), config.unknown_group)
             fraction = config.shares.get(int(a), 1.0) / below[at]
             while at != "root":
                 fraction *= groups[at].shares / below[groups[at].parent]

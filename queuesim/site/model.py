@@ -170,6 +170,10 @@ class Fairshare(_Frozen):
     members: dict[int, str] = Field(
         default_factory=dict, description="account id -> its group in the tree (default: root)"
     )
+    unknown_group: str = Field(
+        default="root",
+        description="the group of the accounts not in members (PBS's 'unknown' group)",
+    )
 
     @model_validator(mode="after")
     def _one_decay(self) -> Fairshare:
@@ -180,7 +184,7 @@ class Fairshare(_Frozen):
             raise ValueError("decay_factor and decay_interval go together")
         if any(share <= 0 for share in self.shares.values()):
             raise ValueError("shares must be positive")
-        problems = tree_problems(self.groups, self.members)
+        problems = tree_problems(self.groups, self.members | {-1: self.unknown_group})
         if problems:
             raise ValueError("; ".join(problems))
         return self

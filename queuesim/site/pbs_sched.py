@@ -54,7 +54,7 @@ _REASONS = {
     "smp_cluster_dist": "node order; queuesim places jobs by its own rule",
     "provision_policy": "node provisioning is not modelled",
     "preemptive_sched": "preemption is not modelled",
-    "unknown_shares": "entities missing from resource_group take share 1 in queuesim",
+    "unknown_shares": "fair_share is off, or resource_group has no entity: no effect",
     "fairshare_enforce_no_shares": "zero shares are not modelled",
     "backfill_prime": "prime time is not modelled",
     "prime_exempt_anytime_queues": "prime time is not modelled",
@@ -266,7 +266,44 @@ def _fairshare(draft: DraftSite, chosen: dict[str, SchedOption], report: ImportR
         )
 
 
-def _shares(draft: DraftSite, groups: Sequence[ShareEntry], report: ImportReport) -> None:
+def _unknown(
+    draft: DraftSite,
+    chosen: dict[str, SchedOption],
+    out_groups: list[dict[str, object]],
+    report: ImportReport,
+) -> None:
+    """PBS puts the entities resource_group does not list in the group ``unknown`` below
+    the root, with ``unknown_shares`` (default 0: such entities are always the least
+    deserving; queuesim needs positive shares, so they hang below the root with share 1
+    each, reported)."""
+    o = chosen.pop("unknown_shares", None)
+    value = 0.0
+    if o is not None:
+        try:
+            value = float(o.value)
+        except ValueError:
+            raise ConfigError(f"{o.where}: unknown_shares = {o.value}: expected a number") from None
+    if value > 0 and o is not None:
+        out_groups.append({"name": "unknown", "parent": "root", "shares": value})
+        draft.fairshare["unknown_group"] = "unknown"
+        report.map(o.key, o.value, o.where, "fairshare.groups[unknown], unknown_group")
+        draft.fairshare_where.append(o.where)
+    else:
+        report.skip(
+            "unknown_shares",
+            "0" if o is None else o.value,
+            [] if o is None else [o.where],
+            "entities missing from resource_group have no shares in PBS (always the "
+            "least deserving); in queuesim they sit below the root with share 1 each",
+        )
+
+
+def _shares(
+    draft: DraftSite,
+    groups: Sequence[ShareEntry],
+    chosen: dict[str, SchedOption],
+    report: ImportReport,
+) -> None:
     """The tree: inner nodes as ``fairshare.groups``, entities as ``members`` and
     ``shares`` (PBS compares siblings top-down; see :mod:`queuesim.core.fairshare_tree`)."""
     parents = {g.parent for g in groups}
@@ -300,6 +337,8 @@ def _shares(draft: DraftSite, groups: Sequence[ShareEntry], report: ImportReport
                 g.where,
                 f"fairshare.shares.{g.id}" + (f", members.{g.id}" if g.parent != "root" else ""),
             )
+    if out_groups or members:
+        _unknown(draft, chosen, out_groups, report)
     if out_groups:
         draft.fairshare["groups"] = out_groups
     if members:
@@ -324,7 +363,7 @@ def apply_sched(
     _ordering(draft, chosen, report)
     if draft.pbs_order["fair_share"]:
         _fairshare(draft, chosen, report)
-        _shares(draft, groups, report)
+        _shares(draft, groups, chosen, report)
     else:
         for g in groups:
             report.skip(

@@ -102,7 +102,7 @@ class NotModelled(_Frozen):
 
 def tree_problems(groups: tuple[ShareGroup, ...], members: dict[int, str]) -> list[str]:
     """Problems of a fairshare tree: groups named twice or ``root``, parents or member
-    groups that do not exist, loops."""
+    groups that do not exist, loops (``members[-1]``: the group of unlisted accounts)."""
     names = [g.name for g in groups]
     problems = []
     known = set(names) | {"root"}
@@ -124,5 +124,6 @@ def tree_problems(groups: tuple[ShareGroup, ...], members: dict[int, str]) -> li
             at = parent[at]
     for account, group in members.items():
         if group not in known:
-            problems.append(f"fairshare.members.{account}: no group {group!r}")
+            key = "unknown_group" if account == -1 else f"members.{account}"
+            problems.append(f"fairshare.{key}: no group {group!r}")
     return problems
