@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from import_helpers import by_name, site_of, skipped
 
 from queuesim.cli import main
 from queuesim.common.errors import ConfigError
 from queuesim.site.import_report import Where
 from queuesim.site.loading import load_site
+from queuesim.site.model import Site
 from queuesim.site.pbs_conf import pbs_size, pbs_walltime
 from queuesim.site.pbs_import import PbsFiles, PbsImport, import_pbs, pbs_files
 
@@ -451,3 +453,37 @@ def test_real_openpbs_default_scheduler_files_are_read_line_by_line(site_logs: P
     assert site["scheduler"]["params"]["starving_only"] is True
     assert site["ordering"] == "pbs" and site["pbs_order"]["max_starve"] == "1d"
     assert site["memory"] == "per-cpu"  # resources: "ncpus, mem, ..."
+
+
+def test_a_nested_resource_group_becomes_the_tree_and_unlisted_entities_are_reported(
+    tmp_path: Path,
+) -> None:
+    """resource_group(5): ``name id parent shares``; groups may nest. Without
+    unknown_shares, PBS gives unlisted entities no shares at all, which queuesim cannot
+    express: the difference is reported (and listed in the site's not_modelled)."""
+    (tmp_path / "resource_group").write_text(
+        "science 10 root 80\nphysics 11 science 3\nchem 12 science 1\n"
+        "ann 7001 physics 2\nben 7002 chem 1\nops 7003 root 20\n"
+    )
+    result = small(tmp_path, "", "fair_share: true ALL\n")
+    site = site_of(result)
+    assert site["ordering"] == "pbs" and site["pbs_order"]["fair_share"] is True
+    assert site["fairshare"]["groups"] == [
+        {"name": "science", "parent": "root", "shares": 80.0},
+        {"name": "physics", "parent": "science", "shares": 3.0},
+        {"name": "chem", "parent": "science", "shares": 1.0},
+    ]
+    assert site["fairshare"]["members"] == {7001: "physics", 7002: "chem"}
+    assert site["fairshare"]["shares"] == {7001: 2.0, 7002: 1.0, 7003: 20.0}
+    assert "unknown_group" not in site["fairshare"]
+    assert skipped(result.report)["unknown_shares"] == ["0"]
+    assert any(n["setting"] == "unknown_shares" for n in site["not_modelled"])
+    load_site_text = yaml.safe_dump(site)
+    assert Site.model_validate(yaml.safe_load(load_site_text)).fairshare.members[7002] == "chem"
+
+
+def test_a_non_prime_job_sort_key_is_reported_not_used(tmp_path: Path) -> None:
+    sched = 'job_sort_key: "ncpus HIGH" prime\njob_sort_key: "walltime LOW" non_prime\n'
+    result = small(tmp_path, "", sched)
+    assert site_of(result)["pbs_order"]["sort_keys"] == ["ncpus HIGH"]
+    assert skipped(result.report)["job_sort_key"] == ["walltime LOW (non_prime)"]
