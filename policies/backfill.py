@@ -36,6 +36,7 @@ def backfill_pass(
     compress: bool = True,
     greedy: bool = False,
     reserve_limited: bool = False,
+    starving_only: bool = False,
 ) -> bool:
     """One scheduling pass of the shared backfill loop.
 
@@ -47,7 +48,9 @@ def backfill_pass(
     ``compress`` the promises are kept where they are (for when nothing ended since they
     were made). With ``greedy`` a reservation blocks every node that could serve its job
     until it starts (see :func:`~queuesim.core.planning.plan_pass`); with ``reserve_limited`` a
-    job a queue limit holds back may hold a reservation too. Queue limits are checked for
+    job a queue limit holds back may hold a reservation too; with ``starving_only`` only
+    the starving jobs (:meth:`~queuesim.core.context.Context.starving_from`), which lead
+    the order, may hold one. Queue limits are checked for
     every start, and the jobs they held back are recorded with the run. Returns whether
     the pass planned at all.
     """
@@ -65,6 +68,9 @@ def backfill_pass(
         # now, before later arrivals, and compression happens when a job ends.
         return False
     cluster = ctx.cluster
+    reserve_before = PassRules._field_defaults["reserve_before"]
+    if starving_only:
+        reserve_before = int(np.count_nonzero(ctx.starving_from(order) <= ctx.now))
     known_plans = np.zeros((order.size if promises is not None else 0, cluster.pools), np.int64)
     if promise_plans:
         for k, job in enumerate(order.tolist()):
@@ -76,7 +82,7 @@ def backfill_pass(
         ctx.job_arrays(),
         ctx.limit_state(),
         order,
-        PassRules(depth, backfill, greedy, compress, reserve_limited),
+        PassRules(depth, backfill, greedy, compress, reserve_limited, reserve_before),
         Promises(promises[order], known_plans)
         if promises is not None
         else no_promises(cluster.pools),
@@ -177,13 +183,22 @@ class AntiStarvation(StrEnum):
 
 @register("scan")
 @dataclass
-class Scan:
+class Scan(RecordsReservations):
     """A site scheduler as paper 004 describes MetaCentrum's: scan the waiting jobs in the
     site's order (queue priority, fairshare...), start every job that can start now within
     its queue's limits, and give the first ``reserved_jobs`` jobs that cannot a reservation
     by the site's ``anti_starvation`` mode, recomputed at every pass. Later jobs start only
     where they delay no reservation (with ``greedy``, never on a reserved job's nodes).
-    ``reserved_jobs: 1`` with ``optimized`` plans as EASY does; ``0`` never reserves."""
+    ``reserved_jobs: 1`` with ``optimized`` plans as EASY does; ``0`` never reserves.
+
+    With ``starving_only``, of those only the jobs the site's ordering calls starving
+    reserve (the PBS scheduler without ``strict_ordering``: jobs that fit start in order,
+    and only starving jobs are given a place in its calendar, up to ``backfill_depth`` of
+    them; sched_config(5), PBS Professional Administrator's Guide, "Starving jobs" and
+    "Using backfilling"). A job's starving is seen at the first pass after it begins
+    (as at PBS's next scheduling cycle); reservations are made afresh at every pass, so a
+    pass at that very moment would change nothing. Such a run goes pass by pass (no
+    ``batch_rules``)."""
 
     name: str = field(default="scan", init=False)
     anti_starvation: str = AntiStarvation.OPTIMIZED.value
@@ -192,6 +207,8 @@ class Scan:
     #: queue's running jobs are expected to free enough (paper 004 reserves for starving
     #: jobs whatever keeps them waiting); false: such a job is passed over
     reserve_when_limited: bool = True
+    #: only starving jobs reserve (see above)
+    starving_only: bool = False
 
     def __post_init__(self) -> None:
         modes = [m.value for m in AntiStarvation]
@@ -203,8 +220,10 @@ class Scan:
             raise ValueError(f"reserved_jobs must be 0 or more, got {self.reserved_jobs}")
 
     @property
-    def batch_rules(self) -> BatchRules:
-        """The same pass, for a run in one compiled call."""
+    def batch_rules(self) -> BatchRules | None:
+        """The same pass, for a run in one compiled call (none with ``starving_only``)."""
+        if self.starving_only:
+            return None
         greedy = self.anti_starvation == AntiStarvation.GREEDY.value
         return BatchRules(self.reserved_jobs, True, greedy, self.reserve_when_limited)
 
@@ -216,4 +235,6 @@ class Scan:
             backfill=True,
             greedy=greedy,
             reserve_limited=self.reserve_when_limited,
+            reservations=self.record,
+            starving_only=self.starving_only,
         )

@@ -222,3 +222,24 @@ def test_shared_logs_compare_with_a_drafted_site(site_logs: Path, tmp_path: Path
     assert int(found.queues["jobs"].sum()) == len(found.jobs)
     data = json.dumps(found.as_dict(), allow_nan=False)  # JSON has no NaN
     assert '"causes"' in data
+
+
+def test_the_fidelity_summary_lists_what_the_site_does_not_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A site imported from a configuration carries ``not_modelled``: the fidelity
+    summary prints it and its JSON holds it, so a gap is not blamed on the scheduler."""
+    site = tmp_path / "site.yaml"
+    site.write_text(
+        "name: tiny\nclusters: [{name: c, nodes: 1, cpus_per_node: 4}]\n"
+        "scheduler: {policy: fcfs}\nnot_modelled:\n"
+        "  - {setting: preemptive_sched, value: 'true', source: 'sched_config:19'}\n",
+        encoding="utf-8",
+    )
+    log, out = write_golden(tmp_path), tmp_path / "f.json"
+    assert main(["fidelity", str(site), str(log), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "not modelled (1)" in printed and "preemptive_sched" in printed
+    assert json.loads(out.read_text())["not_modelled"] == [
+        {"setting": "preemptive_sched", "value": "true", "source": "sched_config:19"}
+    ]

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from import_helpers import by_name, site_of, skipped
 
 from queuesim.cli import main
 from queuesim.common.errors import ConfigError
 from queuesim.site.import_report import Where
 from queuesim.site.loading import load_site
+from queuesim.site.model import Site
 from queuesim.site.pbs_conf import pbs_size, pbs_walltime
 from queuesim.site.pbs_import import PbsFiles, PbsImport, import_pbs, pbs_files
 
@@ -139,13 +142,29 @@ def test_scheduler_ordering_fairshare_and_memory_from_sched_config() -> None:
         "policy": "scan",
         "params": {"reserved_jobs": 2, "reserve_when_limited": False},
     }
-    assert site["ordering"] == "queue-priority"  # by_queue (prime time) and fair_share
+    # by_queue (prime time), fair_share, job_sort_key, help_starving_jobs with max_starve
+    assert site["ordering"] == "pbs"
+    assert site["pbs_order"] == {
+        "sort_keys": ["ncpus HIGH"],
+        "max_starve": "1d",
+        "by_queue": True,
+        "round_robin": False,
+        "fair_share": True,
+    }
     # decay every 24:00:00 by 0.7; the tree physics 60 (alice 1, bob 3), chem 40 (carol)
     assert site["fairshare"] == {
         "decay_factor": 0.7,
         "decay_interval": "1d",
         "by": "user",
-        "shares": {5001: 15.0, 5002: 45.0, 5003: 40.0},
+        # and unknown_shares 10: PBS's group of the entities resource_group does not list
+        "unknown_group": "unknown",
+        "groups": [
+            {"name": "physics", "parent": "root", "shares": 60.0},
+            {"name": "chem", "parent": "root", "shares": 40.0},
+            {"name": "unknown", "parent": "root", "shares": 10.0},
+        ],
+        "members": {5001: "physics", 5002: "physics", 5003: "chem"},
+        "shares": {5001: 1.0, 5002: 3.0, 5003: 1.0},
     }
     assert site["memory"] == "per-cpu"  # resources names mem
 
@@ -161,7 +180,18 @@ def test_scheduler_ordering_fairshare_and_memory_from_sched_config() -> None:
             "scan",
             {"reserved_jobs": 0},
         ),
-        ("strict_ordering: false ALL\n", "", "easy", {}),  # starving jobs reserve
+        (  # only starving jobs reserve, up to backfill_depth
+            "strict_ordering: false ALL\n",
+            "set server backfill_depth = 3\n",
+            "scan",
+            {"reserved_jobs": 3, "reserve_when_limited": False, "starving_only": True},
+        ),
+        (  # backfilling off: nothing reserves, not even starving jobs
+            "strict_ordering: false ALL\nbackfill: false ALL\n",
+            "",
+            "scan",
+            {"reserved_jobs": 0},
+        ),
     ],
 )
 def test_strict_ordering_backfill_depth_and_starving_choose_the_policy(
@@ -174,15 +204,56 @@ def test_strict_ordering_backfill_depth_and_starving_choose_the_policy(
 @pytest.mark.parametrize(
     ("sched", "ordering"),
     [
+        # where the PBS order is exactly a compiled order, that order is written
         ("fair_share: true ALL\nby_queue: false ALL\n", "fairshare"),
-        ("fair_share: false ALL\nby_queue: true ALL\n", "queue-priority"),
+        ("fair_share: true ALL\nby_queue: true ALL\n", "queue-priority"),
         ("fair_share: false ALL\nby_queue: false ALL\n", "fcfs"),
+        # queues by priority but submit order within: only the PBS order has it
+        ("fair_share: false ALL\nby_queue: true ALL\n", "pbs"),
+        ("fair_share: false ALL\nround_robin: true ALL\n", "pbs"),
+        ('by_queue: false ALL\njob_sort_key: "walltime LOW" ALL\n', "pbs"),
     ],
 )
-def test_fair_share_and_by_queue_choose_the_ordering(
+def test_fair_share_by_queue_round_robin_and_sort_keys_choose_the_ordering(
     tmp_path: Path, sched: str, ordering: str
 ) -> None:
+    """(help_starving_jobs off: a starving job would always need the PBS order.)"""
+    sched = "help_starving_jobs: false ALL\n" + sched
     assert site_of(small(tmp_path, "", sched))["ordering"] == ordering
+
+
+@pytest.mark.parametrize(
+    ("sched", "pbs_order"),
+    [
+        ("", {"max_starve": "1d", "by_queue": True, "round_robin": False, "fair_share": False}),
+        (
+            "max_starve: 36:00:00\nround_robin: true ALL\n"
+            'job_sort_key: "ncpus HIGH" ALL\njob_sort_key: "walltime LOW" ALL\n'
+            'job_sort_key: "cput LOW" ALL\n',
+            {
+                "sort_keys": ["ncpus HIGH", "walltime LOW"],
+                "max_starve": "36h",
+                "by_queue": True,
+                "round_robin": True,
+                "fair_share": False,
+            },
+        ),
+    ],
+)
+def test_starving_round_robin_and_job_sort_keys_map_to_the_pbs_order(
+    tmp_path: Path, sched: str, pbs_order: dict[str, Any]
+) -> None:
+    """help_starving_jobs is on by default with max_starve 24:00:00 (sched_config(5));
+    job_sort_key lines are kept in file order, a resource queuesim does not know for every
+    job (cput) is reported."""
+    result = small(tmp_path, "", sched)
+    site = site_of(result)
+    assert site["ordering"] == "pbs" and site["pbs_order"] == pbs_order
+    if "cput" in sched:
+        assert skipped(result.report)["job_sort_key"] == ["cput LOW"]
+        assert {"setting": "job_sort_key", "value": "cput LOW"}.items() <= next(
+            n for n in site["not_modelled"] if n["setting"] == "job_sort_key"
+        ).items()
 
 
 def test_torque_pbsnodes_np_properties_gpus_and_physmem(tmp_path: Path) -> None:
@@ -230,10 +301,7 @@ def test_settings_not_modelled_are_reported_with_their_values() -> None:
         "queue normal max_cpus_per_user": ["256"],
         "queue long cpu_pool": ["320"],
         "server log_events": ["511"],
-        "job_sort_key": ["ncpus HIGH"],
         "preemptive_sched": ["true"],
-        "max_starve": ["24:00:00"],
-        "unknown_shares": ["10"],
         "by_queue": ["False (non_prime)"],
         "state": ["free (4 nodes)", "job-busy", "offline"],
     }
@@ -297,10 +365,25 @@ def test_cli_writes_a_site_that_loads_and_runs(
     assert site.total_cpus == 3 * 32 + 2 * 48 + 64
     assert json.loads(data.read_text())["counts"]["not_understood"] == 4
     assert "# Made with: queuesim import pbs --qmgr " in out.read_text()
-    code = main(
-        ["run", str(out), "workloads/kth-sp2-sample.swf", "--out", str(tmp_path / "run"), "--quiet"]
-    )
+    code = main(["run", str(out), "workloads/kth-sp2-sample.swf", "--out", str(tmp_path / "run")])
     assert code == 0
+    # the run's summary and metrics.json carry what the configuration uses but the run
+    # leaves out, with values and sources
+    summary = capsys.readouterr().out
+    assert "not modelled (21)" in summary
+    for setting in ("preemptive_sched", "node_sort_key", "queue gpu acl_groups"):
+        assert setting in summary, setting
+    assert "[u:PBS_GENERIC=500]" in summary  # a value is shown as written, not as markup
+    document = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert {
+        "setting": "preemptive_sched",
+        "value": "true",
+        "source": f"{HOME}/sched_priv/sched_config:19",
+        "reason": "preemption is not modelled",
+    } in document["not_modelled"]
+    assert [n["setting"] for n in document["not_modelled"]] == [
+        n.setting for n in site.not_modelled
+    ]
 
 
 @pytest.mark.parametrize(
@@ -360,9 +443,47 @@ def test_real_openpbs_default_scheduler_files_are_read_line_by_line(site_logs: P
     assert len(settings) == 19
     assert all(f"{sched}:{n}" in cited for n in settings)
     site = site_of(result)
-    # the defaults: fairshare_decay_time 24:00:00 and factor 0.5, by euser; the
-    # resource_group's entries are all commented out
-    assert site["fairshare"] == {"decay_factor": 0.5, "decay_interval": "1d", "by": "user"}
-    # strict_ordering false, help_starving_jobs on by default, the server's depth 2
+    # fair_share: false, so the fairshare settings (decay 24:00:00 by 0.5, euser) have
+    # no effect and are reported so; the resource_group's entries are all commented out
+    assert "fairshare" not in site
+    reasons = {n.key: n.reason for n in result.report.not_modelled}
+    assert reasons["fairshare_decay_factor"] == "fair_share is off: no effect"
+    # strict_ordering false, help_starving_jobs on by default: only starving jobs reserve
     assert site["scheduler"]["policy"] == "scan"
+    assert site["scheduler"]["params"]["starving_only"] is True
+    assert site["ordering"] == "pbs" and site["pbs_order"]["max_starve"] == "1d"
     assert site["memory"] == "per-cpu"  # resources: "ncpus, mem, ..."
+
+
+def test_a_nested_resource_group_becomes_the_tree_and_unlisted_entities_are_reported(
+    tmp_path: Path,
+) -> None:
+    """resource_group(5): ``name id parent shares``; groups may nest. Without
+    unknown_shares, PBS gives unlisted entities no shares at all, which queuesim cannot
+    express: the difference is reported (and listed in the site's not_modelled)."""
+    (tmp_path / "resource_group").write_text(
+        "science 10 root 80\nphysics 11 science 3\nchem 12 science 1\n"
+        "ann 7001 physics 2\nben 7002 chem 1\nops 7003 root 20\n"
+    )
+    result = small(tmp_path, "", "fair_share: true ALL\n")
+    site = site_of(result)
+    assert site["ordering"] == "pbs" and site["pbs_order"]["fair_share"] is True
+    assert site["fairshare"]["groups"] == [
+        {"name": "science", "parent": "root", "shares": 80.0},
+        {"name": "physics", "parent": "science", "shares": 3.0},
+        {"name": "chem", "parent": "science", "shares": 1.0},
+    ]
+    assert site["fairshare"]["members"] == {7001: "physics", 7002: "chem"}
+    assert site["fairshare"]["shares"] == {7001: 2.0, 7002: 1.0, 7003: 20.0}
+    assert "unknown_group" not in site["fairshare"]
+    assert skipped(result.report)["unknown_shares"] == ["0"]
+    assert any(n["setting"] == "unknown_shares" for n in site["not_modelled"])
+    load_site_text = yaml.safe_dump(site)
+    assert Site.model_validate(yaml.safe_load(load_site_text)).fairshare.members[7002] == "chem"
+
+
+def test_a_non_prime_job_sort_key_is_reported_not_used(tmp_path: Path) -> None:
+    sched = 'job_sort_key: "ncpus HIGH" prime\njob_sort_key: "walltime LOW" non_prime\n'
+    result = small(tmp_path, "", sched)
+    assert site_of(result)["pbs_order"]["sort_keys"] == ["ncpus HIGH"]
+    assert skipped(result.report)["job_sort_key"] == ["walltime LOW (non_prime)"]

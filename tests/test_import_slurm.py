@@ -249,6 +249,19 @@ def test_same_walltime_limits_keep_the_default_partition_routable(tmp_path: Path
 # --------------------------------------------------------------------------- the report
 
 
+def test_the_site_file_lists_every_setting_not_modelled() -> None:
+    """What the report lists as not modelled is in the site file's ``not_modelled`` too
+    (one entry per setting, its values and lines joined), so every run of the site can
+    print it."""
+    result = full_import()
+    entries = site_of(result)["not_modelled"]
+    assert [e["setting"] for e in entries] == list(
+        dict.fromkeys(n.key for n in result.report.not_modelled)
+    )
+    host = next(e for e in entries if e["setting"] == "SlurmctldHost")
+    assert host["value"] == "ctl01" and host["source"].startswith(str(CONFIGS / "slurm.conf"))
+
+
 def test_settings_not_modelled_are_reported_with_their_values() -> None:
     report = skipped(full_import().report)
     expected = {

@@ -31,7 +31,16 @@ from queuesim.results.registry import (
 SITE = make_site(((2, 4),), estimate="exact", kill_at_walltime=False)
 JOBS = [J(1, 0, 100, 4), J(2, 10, 50, 8), J(3, 20, 30, 2)]
 #: keys of metrics.json that are the run's facts, not metrics
-FACT_KEYS = {"queues", "users", "rejected", "cleaning", "cleaning_detail", "counters", "run"}
+FACT_KEYS = {
+    "queues",
+    "users",
+    "rejected",
+    "cleaning",
+    "cleaning_detail",
+    "counters",
+    "not_modelled",
+    "run",
+}
 
 
 def run(policy: str, annotated: bool) -> Result:

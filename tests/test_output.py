@@ -61,6 +61,7 @@ METRICS_KEY_ORDER = [
     "cleaning",
     "cleaning_detail",
     "counters",
+    "not_modelled",
     "run",
 ]
 RUN_KEY_ORDER = [

@@ -185,5 +185,6 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             queues=queues,
             users=users,
             top=args.top,
+            not_modelled=[(n.setting, n.value, n.source) for n in site.not_modelled],
         )
     return 0

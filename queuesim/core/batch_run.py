@@ -73,6 +73,8 @@ ORDER_FAIRSHARE = 1  #: by fairshare usage, then submit order
 ORDER_PRIORITY = 2  #: by queue priority, then fairshare usage, then submit order
 
 _WAITING, _RUNNING, _DONE = 1, 2, 3
+#: every place in the order may reserve (:attr:`~.profile.PassRules.reserve_before`)
+_ALL = PassRules._field_defaults["reserve_before"]
 
 #: what :func:`run_batch` returns besides a normal end: a start the checks refuse
 FAILED_PLACEMENT = 1
@@ -426,7 +428,7 @@ def run_batch(  # type: ignore[no-untyped-def]
             )
             compress = ended_since_planning or not rules.promises
             pass_rules = PassRules(
-                rules.depth, rules.backfill, rules.greedy, compress, rules.reserve_limited
+                rules.depth, rules.backfill, rules.greedy, compress, rules.reserve_limited, _ALL
             )
             # with the index, the job-by-job loop stops once the reservations are given
             seen = plan_into(
@@ -589,6 +591,12 @@ def _ledger_of(ordering: WaitingOrder, n: int) -> tuple[LedgerState, UsageLog, i
         np.array([1.0, 1.0, 0.0, np.inf, 0.0, 0.0]),
     )
     return empty, empty_log(1), ORDER_FCFS, np.zeros(n)
+
+
+def compiles(ordering: WaitingOrder) -> bool:
+    """Whether the compiled run knows ``ordering`` (FCFS, fairshare, queue priority then
+    fairshare); any other (the PBS order of :mod:`.pbs_order`) runs pass by pass."""
+    return isinstance(ordering, FCFSOrder | FairshareOrder)
 
 
 def indexable(state: RunState, order_kind: int, rules: BatchRules) -> bool:

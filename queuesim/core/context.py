@@ -28,6 +28,7 @@ class Context:
         self._state = state
         self._limits = state.limits
         self._order = ordering.order
+        self._starving_from = getattr(ordering, "starving_from", None)
         self.site = state.site
         self.cluster = state.cluster
         self.cpus: np.ndarray = state.cpus
@@ -79,6 +80,15 @@ class Context:
         """Waiting jobs, in the order the site's ordering gives them."""
         state = self._state
         return self._order(state.now, state.waiting_jobs())
+
+    def starving_from(self, jobs: np.ndarray) -> np.ndarray:
+        """When each of ``jobs`` starts to starve by the site's ordering (PBS's
+        help_starving_jobs with max_starve, :mod:`queuesim.core.pbs_order`); ``inf``: never
+        (every job, under an ordering without starving)."""
+        if self._starving_from is None:
+            return np.full(jobs.shape[0], np.inf)
+        since: np.ndarray = self._starving_from(jobs)
+        return since
 
     def running(self) -> np.ndarray:
         state = self._state

@@ -25,7 +25,7 @@ import pandas as pd
 from queuesim.common.errors import PolicyViolation
 from queuesim.core import kernels as kernel_modes
 from queuesim.core.batch_run import KERNELS as BATCH_KERNELS
-from queuesim.core.batch_run import BatchRules, replay
+from queuesim.core.batch_run import BatchRules, compiles, replay
 from queuesim.core.batch_run import warm_up as warm_up_run
 from queuesim.core.cluster import KERNELS as PLACEMENT_KERNELS
 from queuesim.core.cluster import ClusterState
@@ -65,7 +65,8 @@ class Simulation:
     ) -> None:
         """``compiled``: run a built-in batch policy (one that declares its
         ``batch_rules``) in one compiled call (:mod:`.batch_run`) unless allocations are
-        recorded; false: pass by pass through its ``schedule`` (the same schedule, slower).
+        recorded or the site's ordering is one the compiled run does not know (the PBS
+        order); false: pass by pass through its ``schedule`` (the same schedule, slower).
         ``kernels``: whether the kernels run compiled or as Python (:mod:`.kernels`; the
         same schedule either way)."""
         self.site = site
@@ -92,7 +93,12 @@ class Simulation:
         rules = getattr(policy, "batch_rules", None)
         #: the rules of a run in one compiled call, or None to run pass by pass
         self.batch_rules: BatchRules | None = (
-            rules if compiled and isinstance(rules, BatchRules) and not record_allocations else None
+            rules
+            if compiled
+            and isinstance(rules, BatchRules)
+            and not record_allocations
+            and compiles(self.ordering)
+            else None
         )
 
     def set_rate(self, job: int, rate: float) -> None:

@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from queuesim.core.cluster import Allocation
-from queuesim.site.enums import Charge
-from queuesim.site.model import Fairshare
+from queuesim.site.enums import Account, Charge, MemoryModel
+from queuesim.site.model import Fairshare, Site
 
 
 class LedgerState(NamedTuple):
@@ -281,6 +281,22 @@ class FairshareLedger:
         self._now = np.zeros(accounts.shape[0])
         #: the usage-log snapshots (none unless the site asks for a log)
         self.log = empty_log(accounts.shape[0])
+
+    @classmethod
+    def for_site(
+        cls, site: Site, jobs: pd.DataFrame, capacity: tuple[np.ndarray, ...]
+    ) -> FairshareLedger:
+        """The ledger of ``site``'s fairshare over ``jobs`` (by user or group);
+        ``capacity`` is (node CPUs, node memory)."""
+        account = jobs["user"] if site.fairshare.by is Account.USER else jobs["group"]
+        return cls(
+            site.fairshare,
+            account.to_numpy(),
+            capacity[0],
+            capacity[1],
+            site.memory is MemoryModel.PER_CPU,
+            site.node_gpus(),
+        )
 
     @property
     def usage(self) -> np.ndarray:

@@ -9,7 +9,9 @@ deterministic. The orderings of Klusáček et al. (paper 004, section 2.1):
 * ``queue-priority`` - by queue priority (higher first), then fairshare within a queue
   (MetaCentrum's historic and conservative setups);
 * ``fairshare`` - by fairshare over the jobs of all queues, queues being only "virtual"
-  (the complex setup).
+  (the complex setup);
+* ``pbs`` - the PBS scheduler's order (starving jobs, queues, the fairshare tree,
+  job_sort_key; :mod:`.pbs_order`).
 
 An ordering that keeps state (fairshare usage) also listens to jobs starting and ending.
 """
@@ -23,7 +25,8 @@ import pandas as pd
 
 from queuesim.core.cluster import Allocation
 from queuesim.core.fairshare import FairshareLedger
-from queuesim.site.enums import Account, MemoryModel, Ordering
+from queuesim.core.pbs_order import PbsJobOrder
+from queuesim.site.enums import Ordering
 from queuesim.site.model import Site
 
 
@@ -53,15 +56,7 @@ class FairshareOrder:
     """Less effective fairshare usage first, then submit order."""
 
     def __init__(self, site: Site, jobs: pd.DataFrame, capacity: tuple[np.ndarray, ...]) -> None:
-        account = jobs["user"] if site.fairshare.by is Account.USER else jobs["group"]
-        self.ledger = FairshareLedger(
-            site.fairshare,
-            account.to_numpy(),
-            capacity[0],
-            capacity[1],
-            site.memory is MemoryModel.PER_CPU,
-            site.node_gpus(),
-        )
+        self.ledger = FairshareLedger.for_site(site, jobs, capacity)
 
     def usage_of(self, now: float, waiting: np.ndarray) -> np.ndarray:
         usage: np.ndarray = self.ledger.effective_usage(now)[self.ledger.job_account[waiting]]
@@ -100,4 +95,6 @@ def make_ordering(site: Site, jobs: pd.DataFrame, capacity: tuple[np.ndarray, ..
         return FairshareOrder(site, jobs, capacity)
     if site.ordering is Ordering.QUEUE_PRIORITY:
         return QueuePriorityOrder(site, jobs, capacity)
+    if site.ordering is Ordering.PBS:
+        return PbsJobOrder(site, jobs, capacity)
     return FCFSOrder()

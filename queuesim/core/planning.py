@@ -402,7 +402,8 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
     prof, state, jobs, counts, waiting, plan = pl
     free_now = _free_now(prof)
     for k in range(waiting.shape[0]):
-        if reserved >= rules.depth and free_now < min_cpus:
+        may_reserve = reserved < rules.depth and k < rules.reserve_before
+        if not may_reserve and free_now < min_cpus:
             return k
         if plan.booked[k]:
             continue
@@ -418,13 +419,13 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
                     free += prof.cpus[0, p]
             if free >= jobs.cpus[job]:
                 plan.held[k] = limit
-            if not rules.reserve_limited or reserved >= rules.depth:
+            if not rules.reserve_limited or not may_reserve:
                 continue
             allowed = _limits_allow_from(pl, job)
             if allowed == NEVER:
                 continue
             first = _split(prof, allowed)
-        now_only = reserved >= rules.depth
+        now_only = not may_reserve
         need, ppn, duration = jobs.cpus[job], jobs.ppn[job], jobs.estimate[job]
         gpn = state.job_gpn[job]
         i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, now_only, plan.room, first)
@@ -635,7 +636,7 @@ def warm_up() -> None:
     jobs = tiny_job_arrays()
     limits = no_limits(jobs.queue, 1)
     held_by_each(zero, jobs.cpus, jobs.queue, limits)
-    rules = PassRules(1, True, True, True)
+    rules = PassRules(1, True, True, True, False, 1)
     plan_pass(tiny_profile_state(), jobs, limits, zero, rules, no_promises(1))
 
 

@@ -99,6 +99,10 @@ class PassRules(NamedTuple):
     #: user's or queue's running jobs are expected to have freed enough (paper 004's
     #: anti-starvation, whatever keeps the job waiting)
     reserve_limited: bool = False
+    #: only jobs at places before this one in the order may hold a reservation (the PBS
+    #: scheduler without strict_ordering reserves only for the starving jobs, which lead
+    #: its order); later jobs start now or are passed over
+    reserve_before: int = 2**62
 
 
 class Promises(NamedTuple):

@@ -17,7 +17,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from queuesim.common.atomic import atomic_path
-from queuesim.reports.summary import facts_grid, spaced
+from queuesim.reports.summary import facts_grid, not_modelled_table, spaced
 from queuesim.reports.terminal import titled_table
 
 if TYPE_CHECKING:
@@ -73,6 +73,8 @@ def fidelity_renderable(found: Fidelity) -> RenderableType:
     }
     parts: list[RenderableType] = [facts_grid(facts), _queues(found), _top(found)]
     parts.append(_causes(found))
+    if found.not_modelled:
+        parts.append(not_modelled_table(found.not_modelled))
     title = Text(f"queuesim fidelity {found.site} / {found.policy}", style="bold")
     return Panel(Group(*spaced(parts)), title=title, expand=False)
 

@@ -29,7 +29,7 @@ from queuesim.results.metrics import Metrics
 from queuesim.results.registry import Unit, definition
 from queuesim.site.units import format_duration
 
-__all__ = ["metric_facts", "print_summary", "summary_renderable"]
+__all__ = ["metric_facts", "not_modelled_table", "print_summary", "summary_renderable"]
 
 #: Shown instead of the cleaning table when the workload needed no cleaning.
 NO_CLEANING = "no jobs dropped or repaired"
@@ -45,6 +45,7 @@ def summary_renderable(
     users: pd.DataFrame | None = None,
     top: int = 5,
     cleaning_detail: Mapping[str, tuple[str, Sequence[int]]] | None = None,
+    not_modelled: Sequence[tuple[str, str, str]] = (),
 ) -> RenderableType:
     """Build the summary of one run, ready for ``console.print``.
 
@@ -59,6 +60,9 @@ def summary_renderable(
             shown.
         cleaning_detail: per reason, what was done (dropped, repaired, rejected, warning)
             and the first trace lines it names; shown beside the counts when given.
+        not_modelled: what the site's own configuration uses that the simulation does
+            not model (the site's ``not_modelled``: setting, value, source), shown last so
+            that no reader takes the run for the site's whole behaviour.
     """
     parts: list[RenderableType] = []
     if facts:
@@ -69,6 +73,8 @@ def summary_renderable(
     if users is not None and top > 0:
         parts.append(users_table(users, top))
     parts.append(_cleaning_part(cleaning, cleaning_detail or {}))
+    if not_modelled:
+        parts.append(not_modelled_table(not_modelled))
     return Panel(
         Group(*spaced(parts)),
         title=Text(title, style="bold"),
@@ -129,6 +135,17 @@ def _metrics_table(m: Metrics) -> Table:
 
     table.add_row("utilization", _percent(m.utilization), "")
     table.add_row("makespan", *_duration(m.makespan))
+    return table
+
+
+def not_modelled_table(entries: Sequence[tuple[str, str, str]]) -> Table:
+    """The site's settings not modelled: one row each, with its value and source."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column(f"not modelled ({len(entries)})", overflow="fold")
+    table.add_column("value", overflow="fold")
+    table.add_column("source", overflow="fold", style="dim")
+    for setting, value, source in entries:  # as text: a value may hold '[...]'
+        table.add_row(Text(setting), Text(value), Text(source))
     return table
 
 

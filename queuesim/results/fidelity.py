@@ -74,6 +74,9 @@ class Fidelity:
     timeline: pd.DataFrame  #: time, logged/simulated busy CPUs and waiting jobs
     top: pd.DataFrame  #: the jobs with the largest |delta|
     causes: list[Cause] = field(default_factory=list)
+    #: what the site's configuration uses that the run does not model (the site's
+    #: ``not_modelled``): setting, value, source
+    not_modelled: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def reservations(self) -> bool:
@@ -94,6 +97,9 @@ class Fidelity:
             "queues": json_rows(self.queues),
             "top": json_rows(self.top),
             "causes": [cause.as_dict() for cause in self.causes],
+            "not_modelled": [
+                {"setting": k, "value": v, "source": w} for k, v, w in self.not_modelled
+            ],
             "timeline": {str(c): [json_value(v) for v in self.timeline[c]] for c in self.timeline},
         }
 

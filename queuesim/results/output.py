@@ -22,6 +22,9 @@ bytes (no timestamps, no wall-clock figures, sorted keys where order is not mean
   ``resumes``, ``moved_memory_gb``, ``bandwidth_gb_per_s``, ``stretch_tau``), without those
   that change from run to run;
 * ``counters``: policy counters (e.g. passes that hit a search bound);
+* ``not_modelled``: what the site's own configuration uses that the simulation does not
+  model (the site file's ``not_modelled``, written by ``queuesim import``): a list of
+  ``{setting, value, source, reason}``, empty for a site without;
 * ``run``: site, workload, policy and its parameters, scheduling passes, total CPUs, the
   trace's ``unix_start_time`` and ``time_zone`` (its SWF header's ``UnixStartTime`` and
   ``TimeZoneString``, null when absent) and the site's ``queues`` in file order, so that a
@@ -116,6 +119,7 @@ def metrics_document(
         for reason, (action, lines) in cleaning.detail().items()
     }
     document["counters"] = dict(sorted(result.counters.items()))
+    document["not_modelled"] = [n.model_dump() for n in result.site.not_modelled]
     document["run"] = {
         "queuesim_version": __version__,
         "site": result.site.name,

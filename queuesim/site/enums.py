@@ -34,6 +34,7 @@ class Ordering(StrEnum):
     FCFS = "fcfs"  #: by submit time, then trace order
     QUEUE_PRIORITY = "queue-priority"  #: queue priority, then fairshare within a queue
     FAIRSHARE = "fairshare"  #: fairshare over all jobs; queues are only "virtual"
+    PBS = "pbs"  #: the PBS scheduler's order (``pbs_order``; sched_config(5))
 
 
 class Charge(StrEnum):

@@ -75,6 +75,9 @@ class NotModelled:
     value: str
     where: tuple[Where, ...]
     reason: str
+    setting: bool = True
+    """False: the state or identity of something at the time of the dump (a node's
+    state, its host name), reported but not a setting the site's ``not_modelled`` lists"""
 
 
 @dataclass(frozen=True)
@@ -104,9 +107,17 @@ class ImportReport:
     ) -> None:
         self.mapped.append(Mapped(key, str(value), _where(where), to, note))
 
-    def skip(self, key: str, value: object, where: Where | Iterable[Where], reason: str) -> None:
-        """A setting read and understood that the site model does not express."""
-        self.not_modelled.append(NotModelled(key, str(value), _where(where), reason))
+    def skip(
+        self,
+        key: str,
+        value: object,
+        where: Where | Iterable[Where],
+        reason: str,
+        setting: bool = True,
+    ) -> None:
+        """A setting read and understood that the site model does not express
+        (``setting=False``: a state or identity at the time of the dump)."""
+        self.not_modelled.append(NotModelled(key, str(value), _where(where), reason, setting))
 
     def unknown(self, where: Where, text: str, reason: str) -> None:
         self.not_understood.append(NotUnderstood(where, text, reason))

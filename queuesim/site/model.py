@@ -31,6 +31,7 @@ from queuesim.site.enums import (
     Ordering,
     Routing,
 )
+from queuesim.site.sched_rules import NotModelled, PbsOrder, ShareGroup, tree_problems
 from queuesim.site.units import parse_duration, parse_size
 
 
@@ -163,6 +164,16 @@ class Fairshare(_Frozen):
     usage_log: Duration | None = Field(
         default=None, gt=0, description="record every account's usage at this interval"
     )
+    groups: tuple[ShareGroup, ...] = Field(
+        default=(), description="inner nodes of the fairshare tree (PBS resource_group)"
+    )
+    members: dict[int, str] = Field(
+        default_factory=dict, description="account id -> its group in the tree (default: root)"
+    )
+    unknown_group: str = Field(
+        default="root",
+        description="the group of the accounts not in members (PBS's 'unknown' group)",
+    )
 
     @model_validator(mode="after")
     def _one_decay(self) -> Fairshare:
@@ -173,6 +184,9 @@ class Fairshare(_Frozen):
             raise ValueError("decay_factor and decay_interval go together")
         if any(share <= 0 for share in self.shares.values()):
             raise ValueError("shares must be positive")
+        problems = tree_problems(self.groups, self.members | {-1: self.unknown_group})
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     @property
@@ -221,9 +235,15 @@ class Site(_Frozen):
         default_factory=dict, description="trace queue (number or name) -> queue name"
     )
     ordering: Ordering = Ordering.FCFS
+    pbs_order: PbsOrder = PbsOrder()
     fairshare: Fairshare = Fairshare()
     scheduler: SchedulerSpec = SchedulerSpec()
     dfrs: Dfrs = Dfrs()
+    not_modelled: tuple[NotModelled, ...] = Field(
+        default=(),
+        description="settings of the site's own configuration the simulation does not "
+        "reproduce (written by `queuesim import`), printed with every run",
+    )
 
     @field_validator("clusters")
     @classmethod
@@ -249,6 +269,16 @@ class Site(_Frozen):
         problems = cross_reference_problems(self.model_dump(mode="json"))
         if problems:
             raise ValueError("; ".join(problems))
+        return self
+
+    @model_validator(mode="after")
+    def _tree_needs_pbs_order(self) -> Site:
+        tree = self.fairshare.groups or self.fairshare.members
+        if tree and not (self.ordering is Ordering.PBS and self.pbs_order.fair_share):
+            raise ValueError(
+                "fairshare.groups / fairshare.members: the fairshare tree orders jobs only "
+                "with 'ordering: pbs' and 'pbs_order: {fair_share: true}'"
+            )
         return self
 
     # --- derived views used by the engine -------------------------------------------------

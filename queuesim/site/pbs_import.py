@@ -211,6 +211,7 @@ def _report_nodes(nodes: dict[str, dict[str, Attr]], report: ImportReport) -> No
                 where,
                 "the node's state or identity at the time of "
                 "the dump; every node is up and alike within its group in queuesim",
+                setting=False,
             )
         else:
             report.skip(key, value + n, where, "a node attribute the site model has no key for")

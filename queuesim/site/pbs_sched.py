@@ -1,21 +1,28 @@
 """The PBS scheduler's ``sched_config`` and fairshare ``resource_group`` as the site's
-scheduler, ordering and fairshare.
+scheduler, ordering and fairshare (sched_config(5); PBS Professional Administrator's Guide,
+"Scheduling policy", "Using backfilling", "Starving jobs", "Using fairshare").
 
-* ``strict_ordering`` with ``backfill_depth`` (server attribute, default 1): depth 0 ->
-  fcfs, 1 -> easy, N -> scan with N reservations; without strict ordering, jobs that fit
-  start in order and only starving jobs (``help_starving_jobs``) get reservations ->
-  easy-like reservations, approximately (no ``max_starve`` threshold); neither -> scan
-  with no reservation;
-* ``fair_share`` and ``by_queue`` -> ``ordering`` (fairshare, queue-priority or fcfs);
+* ``strict_ordering`` with ``backfill_depth`` (server attribute, default 1): jobs in
+  order, the first ``backfill_depth`` that cannot run get a reservation, the others start
+  only where they delay none -> depth 0: fcfs, 1: easy, N: scan with N reservations;
+* without ``strict_ordering``, jobs that fit start in order and only starving jobs
+  (``help_starving_jobs``, default true, after ``max_starve``, default 24:00:00) get a
+  reservation, up to ``backfill_depth`` -> scan with ``starving_only``; with
+  help_starving_jobs off, or depth 0 -> scan with no reservation;
+* the job order (``ordering: pbs`` and ``pbs_order``): starving jobs first, ``by_queue``
+  and ``round_robin``, ``fair_share`` by the ``resource_group`` tree, ``job_sort_key``
+  (one line per key, ties broken by the next); where that order is exactly one of
+  queuesim's compiled orders (fcfs, fairshare, queue-priority) that one is written;
 * ``fairshare_decay_time`` and ``fairshare_decay_factor`` -> the stepwise decay;
   ``half_life`` -> the half-life; ``fairshare_usage_res`` cput or ncpus*walltime -> the
   CPU charge; ``fairshare_entity`` euser/egroup -> by user/group;
-* ``resources`` naming ``mem`` -> ``memory: per-cpu`` when every node gives memory;
-* ``resource_group`` -> shares by entity id, the tree flattened (a leaf's share is its
-  fraction of its parent's, times the parent's, in percent of the whole machine).
+* ``resource_group`` -> the tree: inner nodes ``fairshare.groups``, entities (numeric
+  ids) ``fairshare.members`` and their own ``fairshare.shares``;
+* ``resources`` naming ``mem`` -> ``memory: per-cpu`` when every node gives memory.
 
 A value given for prime and non-prime time separately is taken from prime time (the
-other is reported). Everything else is reported as not modelled.
+other is reported). Everything else is reported as not modelled, and the site file lists
+it under ``not_modelled``.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from collections.abc import Sequence
 from queuesim.common.errors import ConfigError
 from queuesim.site.import_report import ImportReport, Where
 from queuesim.site.pbs_conf import Attr, SchedOption, ShareEntry, pbs_walltime
+from queuesim.site.sched_rules import SORT_RESOURCES
 from queuesim.site.site_draft import DraftSite, format_span
 
 __all__ = ["apply_sched"]
@@ -33,7 +41,6 @@ _TRUE = {"true", "t", "yes", "y", "1"}
 
 #: options that, switched off, leave the scheduler as queuesim's
 _OFF_AS_QUEUESIM = {
-    "round_robin",
     "backfill_prime",
     "prime_exempt_anytime_queues",
     "preemptive_sched",
@@ -41,14 +48,13 @@ _OFF_AS_QUEUESIM = {
 }
 
 _REASONS = {
-    "round_robin": "one job from each queue in turn; queuesim orders queues by priority",
-    "job_sort_key": "jobs sorted by a resource; queuesim orders by queue priority, "
-    "fairshare or submit time",
+    "job_sort_key": "sorts by a resource queuesim does not know for every job "
+    f"(it knows {', '.join(SORT_RESOURCES)})",
     "node_sort_key": "node order; queuesim places jobs by its own rule",
     "smp_cluster_dist": "node order; queuesim places jobs by its own rule",
     "provision_policy": "node provisioning is not modelled",
     "preemptive_sched": "preemption is not modelled",
-    "unknown_shares": "entities missing from resource_group take share 1 in queuesim",
+    "unknown_shares": "fair_share is off, or resource_group has no entity: no effect",
     "fairshare_enforce_no_shares": "zero shares are not modelled",
     "backfill_prime": "prime time is not modelled",
     "prime_exempt_anytime_queues": "prime time is not modelled",
@@ -56,7 +62,7 @@ _REASONS = {
     "primetime_prefix": "prime time is not modelled",
     "nonprimetime_prefix": "prime time is not modelled",
     "dedicated_prefix": "dedicated time is not modelled",
-    "max_starve": "starving is not a threshold in queuesim: the first blocked jobs reserve",
+    "max_starve": "help_starving_jobs is off: no job starves",
     "peer_queue": "peer scheduling is not modelled",
     "load_balancing": "load balancing is not modelled",
 }
@@ -110,21 +116,24 @@ def _used(
     return [o.where]
 
 
+def _depth(depth_attr: Attr | None) -> int:
+    if depth_attr is None:
+        return 1
+    if not depth_attr.value.isdigit():
+        raise ConfigError(
+            f"{depth_attr.where}: backfill_depth = {depth_attr.value}: expected a whole number"
+        )
+    return int(depth_attr.value)
+
+
 def _scheduler(
     draft: DraftSite, chosen: dict[str, SchedOption], depth_attr: Attr | None, report: ImportReport
 ) -> None:
     strict = _flag(chosen, "strict_ordering", False)
     backfill = _flag(chosen, "backfill", True)
     starving = _flag(chosen, "help_starving_jobs", True)
-    depth = 1
-    if depth_attr is not None:
-        if not depth_attr.value.isdigit():
-            raise ConfigError(
-                f"{depth_attr.where}: backfill_depth = {depth_attr.value}: expected a whole number"
-            )
-        depth = int(depth_attr.value)
-    depth = depth if backfill else 0
-    if strict or starving:
+    depth = _depth(depth_attr) if backfill else 0
+    if strict:
         if depth == 0:
             draft.policy, note = "fcfs", "strict order, no backfilling (depth 0)"
         elif depth == 1:
@@ -132,14 +141,16 @@ def _scheduler(
         else:
             draft.policy, note = "scan", f"{depth} reservations (backfill_depth)"
             draft.params = {"reserved_jobs": depth, "reserve_when_limited": False}
-        if not strict:
-            note += (
-                "; approximately: without strict_ordering PBS reserves only for jobs "
-                "starving past max_starve"
-            )
-            if draft.policy == "fcfs":
-                draft.policy, draft.params = "scan", {"reserved_jobs": 0}
-                note = "jobs that fit start in order, no reservations (backfill off)"
+    elif starving and depth > 0:
+        draft.policy, note = (
+            "scan",
+            (f"jobs that fit start in order; only starving jobs reserve, up to {depth}"),
+        )
+        draft.params = {
+            "reserved_jobs": depth,
+            "reserve_when_limited": False,
+            "starving_only": True,
+        }
     else:
         draft.policy, draft.params = "scan", {"reserved_jobs": 0}
         note = "jobs that fit start in order; no job gets a reservation"
@@ -152,24 +163,71 @@ def _scheduler(
         report.map("server backfill_depth", depth_attr.value, depth_attr.where, to)
         where.append(depth_attr.where)
     draft.scheduler_where = where
+    if starving and "max_starve" in chosen:
+        o = chosen.pop("max_starve")
+        draft.pbs_order["max_starve"] = format_span(pbs_walltime(o.value, o.where, o.key))
+        report.map("max_starve", o.value, o.where, "pbs_order.max_starve")
+        draft.ordering_where.append(o.where)
+    elif starving:
+        draft.pbs_order["max_starve"] = "1d"  # PBS's default max_starve, 24:00:00
+
+
+def _sort_keys(
+    draft: DraftSite, options: Sequence[SchedOption], report: ImportReport
+) -> list[SchedOption]:
+    """The ``job_sort_key`` lines (prime time and all time, in file order) as
+    ``pbs_order.sort_keys``; returns the other options."""
+    rest = []
+    for o in options:
+        if o.key != "job_sort_key":
+            rest.append(o)
+            continue
+        words = o.value.split()
+        resource = "fairshare_perc" if words and words[0] == "fair_share_perc" else words[0]
+        if o.prime == "non_prime":
+            report.skip(o.key, f"{o.value} (non_prime)", o.where, "prime time is not modelled")
+        elif (
+            len(words) == 2
+            and resource in SORT_RESOURCES
+            and words[1].upper()
+            in (
+                "HIGH",
+                "LOW",
+            )
+        ):
+            draft.pbs_order.setdefault("sort_keys", []).append(f"{resource} {words[1].upper()}")
+            report.map(o.key, o.value, o.where, "pbs_order.sort_keys")
+            draft.ordering_where.append(o.where)
+        else:
+            report.skip(o.key, o.value, o.where, _REASONS["job_sort_key"])
+    return rest
 
 
 def _ordering(draft: DraftSite, chosen: dict[str, SchedOption], report: ImportReport) -> None:
-    fair = _flag(chosen, "fair_share", False)
-    by_queue = _flag(chosen, "by_queue", True)
-    priorities = {q.priority for q in draft.queues}
-    if by_queue and len(priorities) > 1:
-        draft.ordering = "queue-priority"
-        note = "queues by priority, then fairshare within a queue"
-        if not fair:
-            note += " (PBS: job_sort_key or submit order within a queue)"
-    elif fair:
-        draft.ordering, note = "fairshare", "fairshare over all queues"
-    else:
-        draft.ordering, note = "fcfs", "no fair_share and no queue priorities"
-    to = f"ordering: {draft.ordering}"
-    draft.ordering_where = _used(chosen, "fair_share", to, report, note)
-    draft.ordering_where += _used(chosen, "by_queue", to, report)
+    order = draft.pbs_order
+    order["by_queue"] = _flag(chosen, "by_queue", True)
+    order["round_robin"] = _flag(chosen, "round_robin", False)
+    order["fair_share"] = _flag(chosen, "fair_share", False)
+    for key in ("fair_share", "by_queue", "round_robin"):
+        draft.ordering_where += _used(chosen, key, f"pbs_order.{key}", report)
+    draft.ordering = "pbs"
+
+
+def _compiled_equivalent(draft: DraftSite) -> str | None:
+    """The compiled ordering that orders exactly as ``pbs_order`` (nothing starving, no
+    sort keys, no tree; queues apart only by distinct priorities), or None."""
+    order = draft.pbs_order
+    if order.get("max_starve") or order.get("sort_keys") or order["round_robin"]:
+        return None
+    if draft.fairshare.get("groups") or draft.fairshare.get("members"):
+        return None
+    priorities = [q.priority for q in draft.queues]
+    apart = order["by_queue"] and len(priorities) > 1
+    if not apart:
+        return "fairshare" if order["fair_share"] else "fcfs"
+    if order["fair_share"] and len(set(priorities)) == len(priorities):
+        return "queue-priority"
+    return None
 
 
 def _fairshare(draft: DraftSite, chosen: dict[str, SchedOption], report: ImportReport) -> None:
@@ -208,56 +266,86 @@ def _fairshare(draft: DraftSite, chosen: dict[str, SchedOption], report: ImportR
         )
 
 
-def _shares(draft: DraftSite, groups: Sequence[ShareEntry], report: ImportReport) -> None:
-    """Flatten the tree: a leaf's share in percent of the machine."""
-    children: dict[str, list[ShareEntry]] = {}
-    for g in groups:
-        children.setdefault(g.parent, []).append(g)
-    by_name = {g.name: g for g in groups}
+def _unknown(
+    draft: DraftSite,
+    chosen: dict[str, SchedOption],
+    out_groups: list[dict[str, object]],
+    report: ImportReport,
+) -> None:
+    """PBS puts the entities resource_group does not list in the group ``unknown`` below
+    the root, with ``unknown_shares`` (default 0: such entities are always the least
+    deserving; queuesim needs positive shares, so they hang below the root with share 1
+    each, reported)."""
+    o = chosen.pop("unknown_shares", None)
+    value = 0.0
+    if o is not None:
+        try:
+            value = float(o.value)
+        except ValueError:
+            raise ConfigError(f"{o.where}: unknown_shares = {o.value}: expected a number") from None
+    if value > 0 and o is not None:
+        out_groups.append({"name": "unknown", "parent": "root", "shares": value})
+        draft.fairshare["unknown_group"] = "unknown"
+        report.map(o.key, o.value, o.where, "fairshare.groups[unknown], unknown_group")
+        draft.fairshare_where.append(o.where)
+    else:
+        report.skip(
+            "unknown_shares",
+            "0" if o is None else o.value,
+            [] if o is None else [o.where],
+            "entities missing from resource_group have no shares in PBS (always the "
+            "least deserving); in queuesim they sit below the root with share 1 each",
+        )
 
-    def fraction(g: ShareEntry, depth: int = 0) -> float:
-        if depth > len(groups):
-            raise ConfigError(f"{g.where}: the resource_group tree has a loop through {g.name}")
-        siblings = sum(s.shares for s in children[g.parent]) or 1.0
-        own = g.shares / siblings
-        parent = by_name.get(g.parent)
-        return own if parent is None else own * fraction(parent, depth + 1)
 
+def _shares(
+    draft: DraftSite,
+    groups: Sequence[ShareEntry],
+    chosen: dict[str, SchedOption],
+    report: ImportReport,
+) -> None:
+    """The tree: inner nodes as ``fairshare.groups``, entities as ``members`` and
+    ``shares`` (PBS compares siblings top-down; see :mod:`queuesim.core.fairshare_tree`)."""
+    parents = {g.parent for g in groups}
+    names = {g.name for g in groups}
+    out_groups: list[dict[str, object]] = []
+    members: dict[int, str] = {}
     shares: dict[int, float] = {}
     for g in groups:
-        if g.name in children:
-            report.map(
-                f"resource_group {g.name}",
-                f"id {g.id} shares {g.shares:g}",
-                g.where,
-                "fairshare.shares (through its members)",
-                "an inner node of the tree: flattened into its leaves' shares",
-            )
+        value = f"id {g.id} parent {g.parent} shares {g.shares:g}"
+        if g.parent != "root" and g.parent not in names:
+            report.skip(f"resource_group {g.name}", value, g.where, f"no group {g.parent!r}")
+        elif g.shares <= 0:
+            report.skip(f"resource_group {g.name}", value, g.where, "zero shares are not modelled")
+        elif g.name in parents:
+            out_groups.append({"name": g.name, "parent": g.parent, "shares": g.shares})
+            report.map(f"resource_group {g.name}", value, g.where, "fairshare.groups")
         elif not g.id.isdigit():
             report.skip(
                 f"resource_group {g.name}",
-                f"id {g.id} shares {g.shares:g}",
+                value,
                 g.where,
-                "the id is not a number; fairshare.shares is keyed by numeric id",
-            )
-        elif g.shares > 0:
-            shares[int(g.id)] = round(100 * fraction(g), 4)
-            report.map(
-                f"resource_group {g.name}",
-                f"id {g.id} shares {g.shares:g}",
-                g.where,
-                f"fairshare.shares.{g.id}: {shares[int(g.id)]:g}",
-                "percent of the machine, the tree flattened",
+                "the id is not a number; fairshare accounts are numeric ids",
             )
         else:
-            report.skip(
+            shares[int(g.id)] = g.shares
+            if g.parent != "root":
+                members[int(g.id)] = g.parent
+            report.map(
                 f"resource_group {g.name}",
-                f"id {g.id} shares 0",
+                value,
                 g.where,
-                "zero shares are not modelled",
+                f"fairshare.shares.{g.id}" + (f", members.{g.id}" if g.parent != "root" else ""),
             )
+    if out_groups or members:
+        _unknown(draft, chosen, out_groups, report)
+    if out_groups:
+        draft.fairshare["groups"] = out_groups
+    if members:
+        draft.fairshare["members"] = members
     if shares:
         draft.fairshare["shares"] = shares
+    if groups:
         draft.fairshare_where += [g.where for g in groups[:1]]
 
 
@@ -270,12 +358,12 @@ def apply_sched(
 ) -> None:
     """The scheduler, ordering, fairshare and memory of the site from sched_config,
     resource_group and the server's backfill_depth."""
-    chosen = _options(options, report)
+    chosen = _options(_sort_keys(draft, options, report), report)
     _scheduler(draft, chosen, depth, report)
     _ordering(draft, chosen, report)
-    if draft.ordering != "fcfs":
+    if draft.pbs_order["fair_share"]:
         _fairshare(draft, chosen, report)
-        _shares(draft, groups, report)
+        _shares(draft, groups, chosen, report)
     else:
         for g in groups:
             report.skip(
@@ -284,6 +372,9 @@ def apply_sched(
                 g.where,
                 "fair_share is off: shares have no effect",
             )
+    compiled = _compiled_equivalent(draft)
+    if compiled is not None:
+        draft.ordering, draft.pbs_order = compiled, {}
     res = chosen.pop("resources", None)
     if res is not None:
         names = {r.strip() for r in res.value.split(",")}
@@ -310,8 +401,8 @@ def apply_sched(
             continue
         fairshare = key.startswith("fairshare") or key == "half_life"
         reason = (
-            "fair_share is off and queues are not ordered: no effect"
-            if fairshare and draft.ordering == "fcfs"
+            "fair_share is off: no effect"
+            if fairshare and draft.ordering in ("fcfs", "pbs") and not draft.fairshare
             else _REASONS.get(key, "a scheduler option the site model has no key for")
         )
         report.skip(key, o.value + ("" if o.prime == "all" else f" ({o.prime})"), o.where, reason)

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from queuesim.common.errors import ConfigError
-from queuesim.site.import_report import ImportReport, Where, format_where
+from queuesim.site.import_report import ImportReport, NotModelled, Where, format_where
 from queuesim.site.loading import site_errors
 
 __all__ = [
@@ -120,6 +120,8 @@ class DraftSite:
     memory: str = "ignore"
     ordering: str = "fcfs"
     ordering_where: list[Where] = field(default_factory=list)
+    #: the PBS job order (``ordering: pbs``)
+    pbs_order: dict[str, Any] = field(default_factory=dict)
     fairshare: dict[str, Any] = field(default_factory=dict)
     fairshare_where: list[Where] = field(default_factory=list)
     policy: str = "easy"
@@ -278,6 +280,8 @@ def render_site_yaml(draft: DraftSite, report: ImportReport, command: str) -> st
         out.append(f"memory: {draft.memory}")
     out.append(f"# ordering: {format_where(draft.ordering_where)}")
     out.append(f"ordering: {draft.ordering}")
+    if draft.pbs_order:
+        out.append(f"pbs_order: {_dump(draft.pbs_order)}")
     if draft.fairshare:
         out.append(f"# fairshare: {format_where(draft.fairshare_where)}")
         out.append(f"fairshare: {_dump(draft.fairshare)}")
@@ -287,6 +291,7 @@ def render_site_yaml(draft: DraftSite, report: ImportReport, command: str) -> st
     if draft.params:
         scheduler["params"] = draft.params
     out.append(f"scheduler: {_dump(scheduler)}")
+    out += _not_modelled(report)
     text = "\n".join(out) + "\n"
     problems = site_errors(yaml.safe_load(text))
     if problems:
@@ -294,6 +299,28 @@ def render_site_yaml(draft: DraftSite, report: ImportReport, command: str) -> st
             "the imported site does not validate (a bug of the importer): " + "; ".join(problems)
         )
     return text
+
+
+def _not_modelled(report: ImportReport) -> list[str]:
+    """The settings read but not modelled, as the site's ``not_modelled`` list (printed
+    with every run of the site)."""
+    merged: dict[str, list[NotModelled]] = {}
+    for n in report.not_modelled:
+        if n.setting:
+            merged.setdefault(n.key, []).append(n)
+    if not merged:
+        return []
+    out = ["", "# What the configuration uses that queuesim does not model (see the report)."]
+    out.append("not_modelled:")
+    for key, entries in merged.items():
+        entry = {
+            "setting": key,
+            "value": "; ".join(dict.fromkeys(n.value for n in entries)),
+            "source": format_where([w for n in entries for w in n.where]),
+            "reason": "; ".join(dict.fromkeys(n.reason for n in entries)),
+        }
+        out.append(f"  - {_dump(entry)}")
+    return out
 
 
 def assign_clusters(draft: DraftSite) -> list[DraftQueue]:

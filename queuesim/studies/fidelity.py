@@ -110,6 +110,7 @@ def fidelity(
         timeline=grid,
         top=largest(compared, top),
         causes=causes_of(trace, workload, compared, site.total_cpus),
+        not_modelled=[(n.setting, n.value, n.source) for n in site.not_modelled],
     )
 
 
