@@ -38,8 +38,22 @@ def cross_reference_problems(data: dict[str, Any]) -> list[str]:
                     f"(cluster {c.get('name')!r} has none)"
                 )
     problems += _limit_problems(clusters, queues)
+    problems += _priority_problems(data, queues)
     problems += _routing_problems(data, queues)
     return problems
+
+
+def _priority_problems(data: dict[str, Any], queues: list[dict[str, Any]]) -> list[str]:
+    """Partition job factors of the ``priority`` block naming no queue."""
+    priority = data.get("priority")
+    factors = priority.get("partition_job_factor") if isinstance(priority, dict) else None
+    names = [q.get("name") for q in queues]
+    return [
+        f"priority.partition_job_factor: names queue {name!r}, which does not exist "
+        f"(known: {', '.join(sorted(map(str, names)))})"
+        for name in (factors if isinstance(factors, dict) else {})
+        if name not in names
+    ]
 
 
 def _limit_problems(clusters: list[dict[str, Any]], queues: list[dict[str, Any]]) -> list[str]:

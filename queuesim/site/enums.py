@@ -34,6 +34,9 @@ class Ordering(StrEnum):
     FCFS = "fcfs"  #: by submit time, then trace order
     QUEUE_PRIORITY = "queue-priority"  #: queue priority, then fairshare within a queue
     FAIRSHARE = "fairshare"  #: fairshare over all jobs; queues are only "virtual"
+    #: Slurm's priority/multifactor: queue priority (PriorityTier) first, then the weighted
+    #: sum of the age, fair-share, job size and partition factors (the ``priority`` block)
+    SLURM_MULTIFACTOR = "slurm-multifactor"
 
 
 class Charge(StrEnum):
