@@ -453,7 +453,13 @@ def run_batch(  # type: ignore[no-untyped-def]
             )
             compress = ended_since_planning or not rules.promises
             pass_rules = PassRules(
-                rules.depth, rules.backfill, rules.greedy, compress, rules.reserve_limited
+                rules.depth,
+                rules.backfill,
+                rules.greedy,
+                compress,
+                rules.reserve_limited,
+                False,
+                np.inf,
             )
             # with the index, the job-by-job loop stops once the reservations are given
             seen = plan_into(

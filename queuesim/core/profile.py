@@ -99,6 +99,12 @@ class PassRules(NamedTuple):
     #: user's or queue's running jobs are expected to have freed enough (paper 004's
     #: anti-starvation, whatever keeps the job waiting)
     reserve_limited: bool = False
+    #: Slurm's main scheduler: a job that cannot start now stops its queue for the rest of
+    #: the pass, and the pools it could use are closed to later jobs (job_scheduler.c)
+    stop_queue: bool = False
+    #: reservations only within this many seconds of now (Slurm's bf_window); a job that
+    #: cannot start sooner neither starts nor reserves
+    horizon: float = np.inf
 
 
 class Promises(NamedTuple):

@@ -1,0 +1,150 @@
+"""The ``slurm`` policy (:mod:`queuesim.policies.slurm`): Slurm's main scheduler on events
+and its backfill scheduler every ``bf_interval`` seconds, on hand-computed schedules and
+on generated workloads (hypothesis)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from builders import J, make_site, make_workload, run_jobs, simulate
+from hypothesis import given
+from test_properties import PROPERTY, assert_within_node_capacity, scenarios
+
+from queuesim.common.errors import ConfigError
+from queuesim.policies.registry import make_policy
+from queuesim.site.model import Site
+
+FOUR_CPUS = make_site(((1, 4),))
+#: no rounding and a cycle every 30 s, so that the golden times stay readable
+PLAIN = {"bf_resolution": 1, "bf_interval": 30}
+
+
+@pytest.mark.parametrize(("interval", "start"), [(30, 30.0), (25, 25.0)])
+def test_backfill_waits_for_the_next_bf_interval_boundary(interval: int, start: float) -> None:
+    """J1 (2 CPUs) runs 0..100; J2 (4 CPUs) waits for it; J3 (1 CPU, 30 s) arrives at 20.
+    The main scheduler stops at J2 (its partition is blocked), so J3 starts only at the
+    next backfill cycle - t=30 with bf_interval=30, t=25 with 25 - where it ends before
+    J2's reservation at 100 (EASY, planning at every event, would start it at 20)."""
+    jobs = [J(1, 0, 100, 2), J(2, 10, 50, 4), J(3, 20, 30, 1)]
+    run = run_jobs(jobs, FOUR_CPUS, "slurm", {**PLAIN, "bf_interval": interval})
+    assert run.starts == {1: 0, 2: 100, 3: start}
+    assert run_jobs(jobs, FOUR_CPUS, "easy").starts[3] == 20
+
+
+@pytest.mark.parametrize(("resolution", "start"), [(1, 30.0), (60, 150.0)])
+def test_bf_resolution_rounds_ends_and_limits_up(resolution: int, start: float) -> None:
+    """As above but J3 asks 65 s. To the second it ends at 95, before J2's reservation at
+    100: it starts at 30. At bf_resolution=60 J1's end rounds up to 120 and J3's 65 s to
+    120 s, so J3 would end at 150 > 120: it waits; J2 starts at 100 (main scheduler, J1
+    ends) and runs to 150, when J3 starts."""
+    jobs = [J(1, 0, 100, 2), J(2, 10, 50, 4), J(3, 20, 65, 1)]
+    run = run_jobs(jobs, FOUR_CPUS, "slurm", {**PLAIN, "bf_resolution": resolution})
+    assert run.starts == {1: 0, 2: 100, 3: start}
+
+
+@pytest.mark.parametrize(("per_user", "start"), [(0, 30.0), (1, 60.0)])
+def test_bf_max_job_user_limits_the_jobs_tested_per_user(per_user: int, start: float) -> None:
+    """J2 (4 CPUs, user 2) waits for J1 (2 CPUs, to 100); user 3's J3 and J4 (1 CPU, 30 s)
+    both fit beside it. Without a limit both start at the cycle of t=30; with
+    bf_max_job_user=1 only J3 is tested then, and J4 at the next cycle, t=60."""
+    jobs = [
+        J(1, 0, 100, 2, user=1),
+        J(2, 1, 50, 4, user=2),
+        J(3, 2, 30, 1, user=3),
+        J(4, 3, 30, 1, user=3),
+    ]
+    run = run_jobs(jobs, FOUR_CPUS, "slurm", {**PLAIN, "bf_max_job_user": per_user})
+    assert run.starts == {1: 0, 2: 100, 3: 30, 4: start}
+
+
+TWO_PARTITIONS = Site.model_validate(
+    {
+        "name": "two",
+        "clusters": [
+            {"name": "c0", "nodes": 1, "cpus_per_node": 4},
+            {"name": "c1", "nodes": 1, "cpus_per_node": 4},
+        ],
+        "queues": [
+            {"name": "short", "max_walltime": "60s", "clusters": ["c0"]},
+            {"name": "long", "clusters": ["c1"]},
+        ],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("depth", "starts"),
+    [(100, {1: 0, 2: 60, 3: 60, 4: 3}), (1, {1: 0, 2: 60, 3: 90, 4: 120})],
+)
+def test_main_scheduler_stops_a_partition_not_the_queue(
+    depth: int, starts: dict[int, float]
+) -> None:
+    """sched/builtin (no backfill). 'short' runs on c0, 'long' on c1. J1 fills c0 to 60;
+    J2 (short) cannot start, which stops 'short': J3 (short, 1 CPU) waits although c0...
+    is full anyway, and J4 (long) starts at 3 on c1. With default_queue_depth=1 only the
+    first waiting job is tried per pass: J4 waits until J2 and J3 have gone, starting at
+    the pass of J3's end (120); J3 starts at J2's end (90)."""
+    jobs = [
+        J(1, 0, 60, 4, requested=60),
+        J(2, 1, 30, 2, requested=60),
+        J(3, 2, 30, 1, requested=30),
+        J(4, 3, 100, 2, requested=100),
+    ]
+    params = {"backfill": False, "default_queue_depth": depth}
+    run = run_jobs(jobs, TWO_PARTITIONS, "slurm", params)
+    assert run.starts == starts
+
+
+def test_a_blocked_partition_closes_its_nodes_to_later_jobs() -> None:
+    """Both queues on both clusters' nodes, 'short' on c0 only: a short job that cannot
+    start closes c0 for the pass, so a later long job that would fit on c0 (c1 is full)
+    waits, as Slurm removes the failed partition's nodes from the pass."""
+    site = Site.model_validate(
+        {
+            "name": "overlap",
+            "clusters": [
+                {"name": "c0", "nodes": 1, "cpus_per_node": 4},
+                {"name": "c1", "nodes": 1, "cpus_per_node": 4},
+            ],
+            "queues": [
+                {"name": "short", "max_walltime": "60s", "clusters": ["c0"]},
+                {"name": "long"},
+            ],
+        }
+    )
+    jobs = [
+        J(1, 0, 100, 4, requested=100),  # long: fills c0 (first fit)
+        J(2, 0, 100, 2, requested=100),  # long: c1, 2 CPUs left there
+        J(3, 1, 30, 2, requested=60),  # short: c0 is full -> stops 'short', closes c0
+        J(4, 1, 30, 3, requested=100),  # long: 3 CPUs; c1 has 2, c0 closed -> waits
+    ]
+    run = run_jobs(jobs, site, "slurm", {"backfill": False, "sched_interval": 0})
+    assert run.starts == {1: 0, 2: 0, 3: 100, 4: 100}
+
+
+def test_bad_parameters_are_refused_with_the_key_named() -> None:
+    """bf_interval 0 would never run the backfill; it is an error naming the key."""
+    with pytest.raises(ConfigError, match="bf_interval must be at least 1"):
+        make_policy("slurm", {"bf_interval": "0"})
+
+
+@PROPERTY
+@given(scenario=scenarios(kill=True, max_clusters=2))
+def test_slurm_backfill_never_delays_the_top_reservation(scenario: Any) -> None:
+    """Generated workloads, one queue, FCFS order, jobs killed at their limit: no CPU or
+    memory over-commit, no start before submit, every job runs once, and the job a
+    backfill cycle reserves for first starts no later than that reservation (the jobs
+    the backfill starts around it never delay it; later cycles only find it room sooner)."""
+    site, jobs = scenario
+    workload = make_workload(jobs, site)
+    params = {"record_reservations": True, "bf_interval": 30, "bf_resolution": 60}
+    run = simulate(site, workload, "slurm", params)
+    assert_within_node_capacity(run, site)
+    table = run.table
+    assert (table["start"] >= table["submit"]).all()
+    assert np.isfinite(table["end"].to_numpy()).all()
+    starts = table["start"].to_numpy()
+    for job, reserved in run.policy.top_reservations:  # type: ignore[attr-defined]
+        assert starts[job] <= reserved, f"job {job} reserved at {reserved}, started later"
