@@ -58,9 +58,9 @@ class Slurm(RecordsReservations):
     bf_resolution: int = 60
     bf_max_job_test: int = 500
     bf_max_job_user: int = 0
-    #: with ``record_reservations``: (job, reserved start) of the first job each backfill
-    #: cycle reserves for (the top reservation), in cycle order
-    top_reservations: list[tuple[int, float]] = field(default_factory=list, init=False)
+    #: with ``record_reservations``: (job, reserved start) of the head of the waiting
+    #: jobs at each backfill cycle that reserved for it, in cycle order
+    head_reservations: list[tuple[int, float]] = field(default_factory=list, init=False)
     _next_wake: float = field(default=-math.inf, init=False, repr=False)
     _rounded: tuple[Context, JobArrays] | None = field(default=None, init=False, repr=False)
 
@@ -129,8 +129,8 @@ class Slurm(RecordsReservations):
         ctx.held_back(order, held)
         reserved = np.flatnonzero((starts > ctx.now) & (starts < np.inf))
         if self.record_reservations and reserved.size:
-            top = int(reserved[0])
-            self.top_reservations.append((int(order[top]), float(starts[top])))
+            if reserved[0] == 0:
+                self.head_reservations.append((int(order[0]), float(starts[0])))
             for k in reserved.tolist():
                 self.reservations.setdefault(int(order[k]), float(starts[k]))
         now_jobs = np.flatnonzero(starts == ctx.now).tolist()
