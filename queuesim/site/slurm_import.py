@@ -195,7 +195,11 @@ def _ordering(
             report.map(written, value, w, f"ordering: {draft.ordering}", why)
         else:
             report.skip(
-                written, value, w, "a priority factor queuesim does not model (no QOS or TRES)"
+                written,
+                value,
+                w,
+                "a priority factor queuesim does not model (QOS: a trace does not give "
+                "each job's QOS; TRES, association, nice: not modelled)",
             )
 
 
