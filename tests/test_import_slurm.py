@@ -444,6 +444,12 @@ def test_cli_writes_a_site_that_loads_and_runs(
     run_out = tmp_path / "run"
     code = main(["run", str(out), "workloads/kth-sp2-sample.swf", "--out", str(run_out), "--quiet"])
     assert code == 0 and (run_out).is_dir()
+    # the run is Slurm's scheduler with the site's SchedulerParameters, under its
+    # multifactor priority
+    ran = json.loads((run_out / "metrics.json").read_text())
+    assert ran["run"]["policy"] == "slurm"
+    assert ran["run"]["params"]["bf_resolution"] == 300
+    assert ran["jobs"] == 2000 and ran["completed"] + ran["killed"] == 2000
 
 
 def test_cli_without_out_prints_only_the_site_file(capsys: pytest.CaptureFixture[str]) -> None:

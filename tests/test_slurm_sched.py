@@ -136,6 +136,37 @@ def test_bf_window_bounds_the_reservations(window: int, starts: dict[int, float]
     assert run.starts == {1: 0, **starts}
 
 
+@pytest.mark.parametrize(
+    ("interval", "starts"), [(60, {1: 0, 2: 1000, 3: 120}), (0, {1: 0, 2: 1100, 3: 1000})]
+)
+def test_sched_interval_lets_a_priority_change_start_a_job_between_events(
+    interval: int, starts: dict[int, float]
+) -> None:
+    """Multifactor priority, PriorityWeightAge=1000, PriorityMaxAge=100 s,
+    PriorityWeightJobSize=100 with PriorityFavorSmall; sched/builtin. J1 (2 of 4 CPUs)
+    runs 0..1000. J2 (4 CPUs, submitted at 10) has size factor 0, J3 (2 CPUs, at 20) 0.5:
+    at t=20 J2 = 1000 x 0.1 = 100 > J3 = 50, so J2 is first, cannot start and stops the
+    partition. J2's age is capped from t=110; at t=120 J2 = 1000, J3 = 1000 + 50: J3 is
+    first and fits. The periodic pass (sched_interval=60) starts it then; without one it
+    waits for the next event, J1's end at 1000, and J2 for J3's end at 1100."""
+    site = Site.model_validate(
+        {
+            "name": "aging",
+            "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 4}],
+            "ordering": "slurm-multifactor",
+            "priority": {
+                "weight_age": 1000,
+                "max_age": "100s",
+                "weight_job_size": 100,
+                "favor_small": True,
+            },
+        }
+    )
+    jobs = [J(1, 0, 1000, 2), J(2, 10, 100, 4), J(3, 20, 100, 2)]
+    run = run_jobs(jobs, site, "slurm", {"backfill": False, "sched_interval": interval})
+    assert run.starts == starts
+
+
 def test_bad_parameters_are_refused_with_the_key_named() -> None:
     """bf_interval 0 would never run the backfill; it is an error naming the key."""
     with pytest.raises(ConfigError, match="bf_interval must be at least 1"):
