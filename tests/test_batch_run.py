@@ -90,6 +90,18 @@ def sites(draw: st.DrawFn) -> Site:
         fairshare["charge_gpus"] = True
     if draw(st.booleans()):
         fairshare["shares"] = {1: 2.0, 3: 0.5}
+    ordering = draw(st.sampled_from(["fcfs", "fairshare", "queue-priority", "slurm-multifactor"]))
+    priority: dict[str, Any] = {}
+    if ordering == "slurm-multifactor":
+        priority["priority"] = {
+            "weight_age": draw(st.sampled_from([0, 1000, 10000])),
+            "max_age": draw(st.sampled_from(["30m", "7d"])),
+            "weight_fairshare": draw(st.sampled_from([0, 1000, 10000])),
+            "weight_job_size": draw(st.sampled_from([0, 500])),
+            "favor_small": draw(st.booleans()),
+            "weight_partition": draw(st.sampled_from([0, 2000])),
+            "partition_job_factor": {"short": draw(st.sampled_from([1, 3]))},
+        }
     try:
         return Site.model_validate(
             {
@@ -97,19 +109,9 @@ def sites(draw: st.DrawFn) -> Site:
                 "clusters": clusters,
                 "queues": queues,
                 "memory": "per-cpu" if memory else "ignore",
-                "ordering": draw(
-                    st.sampled_from(["fcfs", "fairshare", "queue-priority", "slurm-multifactor"])
-                ),
+                "ordering": ordering,
                 "fairshare": fairshare,
-                "priority": {
-                    "weight_age": draw(st.sampled_from([0, 1000, 10000])),
-                    "max_age": draw(st.sampled_from(["30m", "7d"])),
-                    "weight_fairshare": draw(st.sampled_from([0, 1000, 10000])),
-                    "weight_job_size": draw(st.sampled_from([0, 500])),
-                    "favor_small": draw(st.booleans()),
-                    "weight_partition": draw(st.sampled_from([0, 2000])),
-                    "partition_job_factor": {"short": draw(st.sampled_from([1, 3]))},
-                },
+                **priority,
                 "kill_at_walltime": draw(st.booleans()),
                 "estimate": draw(st.sampled_from(["requested", "exact"])),
             }

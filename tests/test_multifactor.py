@@ -128,3 +128,14 @@ def test_a_partition_job_factor_for_an_unknown_queue_is_an_error(tmp_path: Any) 
     )
     with pytest.raises(ConfigError, match=r"priority\.partition_job_factor: names queue 'batch'"):
         load_site(path)
+
+
+def test_priority_weights_without_the_multifactor_ordering_are_an_error(tmp_path: Any) -> None:
+    """Weights that no ordering reads would be dropped silently: the site refuses them."""
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: s\nclusters: [{name: c, nodes: 1, cpus_per_node: 4}]\n"
+        "ordering: fairshare\npriority: {weight_age: 1000}\n"
+    )
+    with pytest.raises(ConfigError, match=r"priority: the multifactor weights apply only with"):
+        load_site(path)
