@@ -119,23 +119,26 @@ def test_partition_tier_comes_before_priority_and_job_factor_counts() -> None:
     assert order.order(0.0, np.array([0, 1])).tolist() == [1, 0]
 
 
-def test_a_partition_job_factor_for_an_unknown_queue_is_an_error(tmp_path: Any) -> None:
-    """The priority block names queues; a misspelt one is reported with its key path."""
+@pytest.mark.parametrize(
+    ("tail", "message"),
+    [
+        # the priority block names queues; a misspelt one is reported with its key path
+        (
+            "ordering: slurm-multifactor\npriority: {partition_job_factor: {batch: 2}}\n",
+            r"priority\.partition_job_factor: names queue 'batch'",
+        ),
+        # weights no ordering reads would be dropped silently: the site refuses them
+        (
+            "ordering: fairshare\npriority: {weight_age: 1000}\n",
+            r"priority: the multifactor weights apply only with",
+        ),
+    ],
+)
+def test_a_priority_block_that_cannot_apply_is_an_error(
+    tmp_path: Any, tail: str, message: str
+) -> None:
+    """A partition factor for an unknown queue, or weights under another ordering."""
     path = tmp_path / "s.yaml"
-    path.write_text(
-        "name: s\nclusters: [{name: c, nodes: 1, cpus_per_node: 4}]\n"
-        "ordering: slurm-multifactor\npriority: {partition_job_factor: {batch: 2}}\n"
-    )
-    with pytest.raises(ConfigError, match=r"priority\.partition_job_factor: names queue 'batch'"):
-        load_site(path)
-
-
-def test_priority_weights_without_the_multifactor_ordering_are_an_error(tmp_path: Any) -> None:
-    """Weights that no ordering reads would be dropped silently: the site refuses them."""
-    path = tmp_path / "s.yaml"
-    path.write_text(
-        "name: s\nclusters: [{name: c, nodes: 1, cpus_per_node: 4}]\n"
-        "ordering: fairshare\npriority: {weight_age: 1000}\n"
-    )
-    with pytest.raises(ConfigError, match=r"priority: the multifactor weights apply only with"):
+    path.write_text("name: s\nclusters: [{name: c, nodes: 1, cpus_per_node: 4}]\n" + tail)
+    with pytest.raises(ConfigError, match=message):
         load_site(path)
