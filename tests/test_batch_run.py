@@ -154,11 +154,11 @@ def scenarios(draw: st.DrawFn) -> tuple[Site, list[J]]:
 
 
 def _both(site: Site, workload: Any, policy: str, params: dict[str, Any]) -> tuple[Any, ...]:
-    """The run pass by pass and compiled, with each one's policy."""
+    """The run pass by pass and in one call, with each one's policy (kernels compiled)."""
     runs = []
     for compiled in (False, True):
         pol = make_policy(policy, params)
-        sim = Simulation(site, workload, pol, params=params, compiled=compiled)
+        sim = Simulation(site, workload, pol, params=params, compiled=compiled, kernels="compiled")
         assert (sim.batch_rules is not None) == compiled
         runs.append((sim.run(), pol))
     return tuple(runs)
@@ -166,6 +166,14 @@ def _both(site: Site, workload: Any, policy: str, params: dict[str, Any]) -> tup
 
 def assert_same_run(site: Site, workload: Any, policy: str, params: dict[str, Any]) -> None:
     (slow, slow_policy), (fast, fast_policy) = _both(site, workload, policy, params)
+    assert_same_result(slow, fast, slow_policy, fast_policy, params)
+
+
+def assert_same_result(
+    slow: Any, fast: Any, slow_policy: Any, fast_policy: Any, params: Any
+) -> None:
+    """Two runs' results agree to the last bit: jobs, passes, limit counters, fairshare
+    usage log and (when recorded) every first reservation."""
     pd.testing.assert_frame_equal(slow.jobs, fast.jobs, check_exact=True)
     assert slow.passes == fast.passes
     assert slow.counters == fast.counters

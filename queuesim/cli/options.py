@@ -194,5 +194,17 @@ def add_params(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_kernels(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kernels",
+        choices=("auto", "compiled", "interpreted"),
+        default="auto",
+        help="run the simulation kernels compiled by numba (cached on disk after the "
+        "first compilation, about half a minute) or as plain Python (the same schedule, "
+        "slower); auto (the default): compiled once they are in the cache, interpreted "
+        "for a small first run (one CPU pool, up to 10,000 jobs)",
+    )
+
+
 def add_quiet(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")

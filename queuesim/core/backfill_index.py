@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from queuesim.core.profile import Profile, _take
+from queuesim.core.profile import Profile, _lows_upto, _take
 
 
 class BackfillIndex(NamedTuple):
@@ -131,14 +131,11 @@ def start_fitting(
     earlier ones left; their numbers go to ``started``. Returns how many."""
     now = prof.times[0]
     plan = np.zeros(1, dtype=np.int64)
-    least = np.empty(prof.times.shape[0], dtype=np.int64)
     count = 0
     while True:
         steps = prof.size[0]
-        running_min = prof.cpus[0, 0]
-        for s in range(steps):
-            running_min = min(running_min, prof.cpus[s, 0])
-            least[s] = running_min
+        _lows_upto(prof, steps)
+        least = prof.low_cpus[:, 0]
         free = least[0]
         best = -1
         for v in range(index.counts.shape[0]):

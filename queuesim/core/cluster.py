@@ -434,3 +434,7 @@ def warm_up() -> None:
     state = ClusterState(site, [site.queues[0].name])
     state.release(state.allocate(0, 1, 0, 0))
     state.release(state.allocate(0, 1, 0, 0, np.ones(1, dtype=np.int64)))
+
+
+#: the placement kernels entered from Python (see :mod:`.kernels`)
+KERNELS = (_place_entry, _release_entry)

@@ -23,13 +23,18 @@ import numpy as np
 import pandas as pd
 
 from queuesim.common.errors import PolicyViolation
+from queuesim.core import kernels as kernel_modes
+from queuesim.core.batch_run import KERNELS as BATCH_KERNELS
 from queuesim.core.batch_run import BatchRules, replay
 from queuesim.core.batch_run import warm_up as warm_up_run
+from queuesim.core.cluster import KERNELS as PLACEMENT_KERNELS
 from queuesim.core.cluster import ClusterState
 from queuesim.core.cluster import warm_up as warm_up_placement
 from queuesim.core.context import Context
+from queuesim.core.kernels import KernelMode
 from queuesim.core.ordering import JobListener, make_ordering
 from queuesim.core.planning import HELD_BY
+from queuesim.core.planning import KERNELS as PLANNING_KERNELS
 from queuesim.core.planning import warm_up as warm_up_profile
 from queuesim.core.policy import Policy
 from queuesim.core.result import Result
@@ -56,15 +61,19 @@ class Simulation:
         progress: Callable[[int, int], None] | None = None,
         record_allocations: bool = False,
         compiled: bool = True,
+        kernels: KernelMode = "auto",
     ) -> None:
         """``compiled``: run a built-in batch policy (one that declares its
         ``batch_rules``) in one compiled call (:mod:`.batch_run`) unless allocations are
-        recorded; false: pass by pass through its ``schedule`` (the same schedule, slower)."""
+        recorded; false: pass by pass through its ``schedule`` (the same schedule, slower).
+        ``kernels``: whether the kernels run compiled or as Python (:mod:`.kernels`; the
+        same schedule either way)."""
         self.site = site
         self.workload = workload
         self.policy = policy
         self.params = dict(params or {})
         self.progress = progress
+        self.kernels: KernelMode = kernels
         cluster = ClusterState(
             site, workload.queue_names, per_node=workload.shaped, node_sets=workload.node_sets
         )
@@ -91,11 +100,31 @@ class Simulation:
         self.state.set_rate(job, rate)
 
     def run(self) -> Result:
-        if self.batch_rules is not None:
-            compile_seconds = warm_up_run()
-            if self.progress is not None:
-                self.progress(0, self.state.n)  # the kernels are ready: the run begins
+        one_call = self.batch_rules is not None
+        needed = BATCH_KERNELS if one_call else PLANNING_KERNELS + PLACEMENT_KERNELS
+        run = kernel_modes.Run(self.state.n, self.state.cluster.pools, one_call)
+        mode = kernel_modes.choose(self.kernels, run, needed)
+        if mode == "interpreted":
+            with kernel_modes.interpreted():
+                return self._run(mode)
+        return self._run(mode)
+
+    def _run(self, mode: KernelMode) -> Result:
+        """The run with its kernels ``mode`` (compiled ones are warmed up first)."""
+        compile_seconds = 0.0
+        if mode == "compiled":
             started_at = time.perf_counter()
+            if self.batch_rules is not None:
+                warm_up_run()
+            else:
+                warm_up_placement()
+                warm_up_profile()
+            compile_seconds = time.perf_counter() - started_at
+        if self.progress is not None:
+            self.progress(0, self.state.n)  # the kernels are ready: the run begins
+        started_at = time.perf_counter()
+        scanned = 0
+        if self.batch_rules is not None:
             passes, scanned = replay(
                 self.state,
                 self.ordering,
@@ -103,16 +132,10 @@ class Simulation:
                 record=getattr(self.policy, "record", None),
                 progress=self.progress,
             )
-            return self._result(passes, time.perf_counter() - started_at, compile_seconds, scanned)
-        started_at = time.perf_counter()
-        warm_up_placement()
-        warm_up_profile()
-        compile_seconds = time.perf_counter() - started_at
-        if self.progress is not None:
-            self.progress(0, self.state.n)
-        started_at = time.perf_counter()
-        passes = self._run_passes()
-        return self._result(passes, time.perf_counter() - started_at, compile_seconds)
+        else:
+            passes = self._run_passes()
+        wall = time.perf_counter() - started_at
+        return self._result(passes, wall, compile_seconds, scanned, mode)
 
     def _run_passes(self) -> int:
         """The run pass by pass, through the policy's ``schedule``; returns the passes."""
@@ -172,9 +195,11 @@ class Simulation:
             progress(n, n)
         return passes
 
-    def _result(self, passes: int, wall: float, compile_seconds: float, scanned: int = 0) -> Result:
+    def _result(
+        self, passes: int, wall: float, compile_seconds: float, scanned: int, mode: KernelMode
+    ) -> Result:
         """The run's Result: ``wall`` seconds simulating after ``compile_seconds`` of
-        kernels; ``scanned``: jobs the compiled passes decided for one by one."""
+        kernels run ``mode``; ``scanned``: jobs the compiled passes decided for one by one."""
         state = self.state
         never = state.never_run()
         if never.size:
@@ -190,6 +215,7 @@ class Simulation:
             workload=self.workload,
             wall_seconds=wall,
             compile_seconds=compile_seconds,
+            kernels=mode,
             jobs_scanned=scanned,
             passes=passes,
             counters={**state.counters, **state.limits.counters()},

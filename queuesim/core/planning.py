@@ -36,12 +36,14 @@ from queuesim.core.profile import (
     ProfileState,
     Promises,
     _build,
+    _changed_from,
     _earliest,
     _first_fit,
     _fits_plan,
     _shaped,
     _split,
     _take,
+    _take_all,
     _window_end,
     _window_room,
     fitting_cpus,
@@ -164,6 +166,7 @@ def _block_suitable(
         if gpn > 0 and state.capacity_gpus[p] < gpn:
             room = 0
         if mask[p] and _shaped(room, ppn) > 0:
+            _changed_from(prof, 0)
             s = 0
             while prof.times[s] < before:
                 prof.cpus[s, p] = 0
@@ -202,6 +205,40 @@ class Planning(NamedTuple):
 
 
 @numba.njit(cache=True)
+def _book_as_promised(pl: Planning, promises: Promises) -> bool:
+    """The common case of :func:`_book_promises`: every promise still fits where it was
+    made (the profile lost only what ended since), so all are booked in one sweep
+    (:func:`~.profile._take_all`) rather than one step split at a time - the same
+    bookings, as a job fits the room its predecessors left whenever all fit together.
+    Returns false, booking nothing, when some promise does not fit as made."""
+    prof, state, jobs, _counts, waiting, plan = pl
+    promised = np.flatnonzero(promises.starts[: waiting.shape[0]] < NEVER)
+    m = promised.shape[0]
+    starts = np.empty(m)
+    durations = np.empty(m)
+    per_cpu = np.empty(m, dtype=np.int64)
+    gpn = np.empty(m, dtype=np.int64)
+    for e in range(m):
+        k = promised[e]
+        job = waiting[k]
+        if promises.plans[k].sum() != jobs.cpus[job]:
+            return False
+        starts[e] = max(promises.starts[k], state.now)
+        durations[e] = jobs.estimate[job]
+        per_cpu[e] = state.job_mem[job]
+        gpn[e] = state.job_gpn[job]
+    if not _take_all(prof, starts, durations, per_cpu, gpn, promises.plans[promised]):
+        return False
+    for e in range(m):
+        k = promised[e]
+        for p in range(plan.plans.shape[1]):
+            plan.plans[k, p] = promises.plans[k, p]
+        plan.booked[k] = True
+        plan.starts[k] = starts[e]
+    return True
+
+
+@numba.njit(cache=True)
 def _book_promises(pl: Planning, promises: Promises) -> int:
     """Book the promises that still fit, on the pools promised (any pools of the job's
     queue if a running job outlived its estimate and those pools no longer have room);
@@ -209,6 +246,10 @@ def _book_promises(pl: Planning, promises: Promises) -> int:
     prof, state, jobs, _counts, waiting, plan = pl
     booked = 0
     if promises.starts.shape[0] == 0:
+        return booked
+    if _book_as_promised(pl, promises):
+        for k in range(waiting.shape[0]):
+            booked += promises.starts[k] < NEVER
         return booked
     for k in range(waiting.shape[0]):
         if promises.starts[k] < NEVER:
@@ -619,3 +660,7 @@ def warm_up() -> None:
     held_by_each(zero, jobs.cpus, jobs.queue, limits)
     rules = PassRules(1, True, True, True)
     plan_pass(tiny_profile_state(), jobs, limits, zero, rules, no_promises(1))
+
+
+#: the kernels a pass-by-pass run enters from Python (see :mod:`.kernels`)
+KERNELS = (_plan_pass_entry, _held_by_each_entry, _room_beside_plan_entry)

@@ -121,13 +121,22 @@ class Profile(NamedTuple):
     ``times[s]`` with ``cpus[s, p]``, ``mem[s, p]`` and ``gpus[s, p]`` free in pool ``p``
     (``gpus`` has no columns when the site has no GPUs). The arrays have
     room for the steps a pass may add; ``size`` is a one-element array so that kernels can
-    change it in place."""
+    change it in place.
+
+    ``low_cpus[s, p]`` (and ``low_mem``, ``low_gpus``) is the least free in pool ``p`` over
+    steps 0 to ``s``: what a job starting now can count on until step ``s`` ends. These
+    running minima are kept lazily: valid for the first ``low_upto[0]`` steps, extended
+    on demand (:func:`_lows_upto`), cut back by every change (:func:`_changed_from`)."""
 
     times: np.ndarray
     cpus: np.ndarray
     mem: np.ndarray
     gpus: np.ndarray
     size: np.ndarray
+    low_cpus: np.ndarray
+    low_mem: np.ndarray
+    low_gpus: np.ndarray
+    low_upto: np.ndarray
 
 
 @numba.njit(cache=True, inline="always")
@@ -150,7 +159,42 @@ def new_profile(steps: int, pools: int, gpu_pools: int) -> Profile:
         np.empty((steps, pools), dtype=np.int64),
         np.empty((steps, gpu_pools), dtype=np.int64),
         np.ones(1, dtype=np.int64),
+        np.empty((steps, pools), dtype=np.int64),
+        np.empty((steps, pools), dtype=np.int64),
+        np.empty((steps, gpu_pools), dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
     )
+
+
+@numba.njit(cache=True, inline="always")
+def _changed_from(prof: Profile, s: int) -> None:
+    """Step ``s`` and those after it changed: their running minima are no longer valid."""
+    if prof.low_upto[0] > s:
+        prof.low_upto[0] = s
+
+
+@numba.njit(cache=True)
+def _lows_upto(prof: Profile, j: int) -> None:
+    """Make the running minima valid for the first ``j`` steps (``j`` <= the steps)."""
+    k = prof.low_upto[0]
+    if k >= j:
+        return
+    cpus, mem, gpus = prof.cpus, prof.mem, prof.gpus
+    low_cpus, low_mem, low_gpus = prof.low_cpus, prof.low_mem, prof.low_gpus
+    if k == 0:
+        for p in range(cpus.shape[1]):
+            low_cpus[0, p] = cpus[0, p]
+            low_mem[0, p] = mem[0, p]
+        for p in range(gpus.shape[1]):
+            low_gpus[0, p] = gpus[0, p]
+        k = 1
+    for s in range(k, j):
+        for p in range(cpus.shape[1]):
+            low_cpus[s, p] = min(low_cpus[s - 1, p], cpus[s, p])
+            low_mem[s, p] = min(low_mem[s - 1, p], mem[s, p])
+        for p in range(gpus.shape[1]):
+            low_gpus[s, p] = min(low_gpus[s - 1, p], gpus[s, p])
+    prof.low_upto[0] = j
 
 
 @numba.njit(cache=True)
@@ -169,6 +213,7 @@ def fill(prof: Profile, state: ProfileState) -> None:
     running jobs. Every end must lie after ``now``."""
     order = np.argsort(state.run_ends, kind="mergesort")
     pools = state.free_cpus.shape[0]
+    prof.low_upto[0] = 0
     times, cpus, mem, gpus = prof.times, prof.cpus, prof.mem, prof.gpus
     times[0] = state.now
     for p in range(pools):
@@ -296,6 +341,8 @@ def _earliest(
     of ``mask``) fits for its
     whole ``duration`` (its room per pool left in ``room``); -1 if none, or, with
     ``now_only``, if it does not fit at step ``first``."""
+    if now_only and first == 0:
+        return _fits_now(prof, need, per_cpu, ppn, gpn, mask, duration, room)
     times, steps = prof.times, prof.size[0]
     i = first
     while i < steps:
@@ -321,6 +368,43 @@ def _earliest(
 
 
 @numba.njit(cache=True)
+def _fits_now(
+    prof: Profile,
+    need: int,
+    per_cpu: int,
+    ppn: int,
+    gpn: int,
+    mask: np.ndarray,
+    duration: float,
+    room: np.ndarray,
+) -> int:
+    """:func:`_earliest` asked whether the job fits at step 0 (0) or not (-1), from the
+    running minima: over a window starting now, a pool offers the job what its least
+    free CPUs, memory and GPUs offer (the room is monotone in each), so one look at the
+    minima up to the window's last step stands for the scan of every step."""
+    steps = prof.size[0]
+    j = max(1, int(np.searchsorted(prof.times[:steps], prof.times[0] + duration)))
+    _lows_upto(prof, j)
+    last = j - 1
+    total = 0
+    for p in range(prof.cpus.shape[1]):
+        if not mask[p]:
+            room[p] = 0
+            continue
+        if gpn > 0 and prof.low_gpus[last, p] < gpn:
+            best = 0
+        else:
+            best = fitting_cpus(prof.low_cpus[last, p], prof.low_mem[last, p], per_cpu)
+        room[p] = _shaped(best, ppn)
+        total += room[p]
+    if total < need:
+        return -1
+    if prof.cpus.shape[1] == 1:
+        room[0] = need  # as the step-by-step scan leaves it
+    return 0
+
+
+@numba.njit(cache=True)
 def _split(prof: Profile, t: float) -> int:
     """Make ``t`` the start of a step (copying the step that contains it); returns the
     step's index. ``t`` must not lie before the first step."""
@@ -333,6 +417,7 @@ def _split(prof: Profile, t: float) -> int:
     _copy_step(prof, k - 1, k)
     prof.times[k] = t
     prof.size[0] = steps + 1
+    _changed_from(prof, k)
     return k
 
 
@@ -350,6 +435,7 @@ def _take(
     for ``duration`` (and ``gpn`` GPUs of every pool it uses)."""
     i = _split(prof, start)
     j = _split(prof, start + duration)
+    _changed_from(prof, i)
     for p in range(plan.shape[0]):
         amount = sign * plan[p]
         if amount:
@@ -361,6 +447,87 @@ def _take(
             if gpn:
                 for s in range(i, j):
                     prof.gpus[s, p] -= sign * gpn
+
+
+@numba.njit(cache=True)
+def _take_all(
+    prof: Profile,
+    starts: np.ndarray,
+    durations: np.ndarray,
+    per_cpu: np.ndarray,
+    gpn: np.ndarray,
+    plans: np.ndarray,
+) -> bool:
+    """Take ``plans[k, p]`` CPUs of every pool from ``starts[k]`` for ``durations[k]``
+    (with ``per_cpu[k]`` memory each and ``gpn[k]`` GPUs on every pool used), for every
+    ``k`` at once, if the profile has room for all of them: no step of any pool left
+    with fewer than zero CPUs, memory or GPUs. Returns false, leaving ``prof`` as it was,
+    otherwise. Every start must lie at or after the first step.
+
+    The result is the profile that :func:`_take` of each in turn makes (the same steps,
+    split at every start and end, and the same free resources), in one sweep: the new
+    step times merged, the takes added up as differences at their first and last step."""
+    steps, pools, gpu_pools = prof.size[0], prof.cpus.shape[1], prof.gpus.shape[1]
+    m = starts.shape[0]
+    if m == 0:
+        return True
+    points = np.empty(steps + 2 * m)
+    points[:steps] = prof.times[:steps]
+    for k in range(m):
+        points[steps + 2 * k] = starts[k]
+        points[steps + 2 * k + 1] = starts[k] + durations[k]
+    times = np.unique(points)
+    n = times.shape[0]
+    if n > prof.times.shape[0]:
+        return False
+    d_cpus = np.zeros((n + 1, pools), dtype=np.int64)
+    d_mem = np.zeros((n + 1, pools), dtype=np.int64)
+    d_gpus = np.zeros((n + 1, gpu_pools), dtype=np.int64)
+    for k in range(m):
+        i = np.searchsorted(times, starts[k])
+        j = np.searchsorted(times, starts[k] + durations[k])
+        for p in range(pools):
+            amount = plans[k, p]
+            if amount:
+                d_cpus[i, p] -= amount
+                d_cpus[j, p] += amount
+                d_mem[i, p] -= amount * per_cpu[k]
+                d_mem[j, p] += amount * per_cpu[k]
+                if gpn[k]:
+                    d_gpus[i, p] -= gpn[k]
+                    d_gpus[j, p] += gpn[k]
+    cpus = np.empty((n, pools), dtype=np.int64)
+    mem = np.empty((n, pools), dtype=np.int64)
+    gpus = np.empty((n, gpu_pools), dtype=np.int64)
+    run_cpus = np.zeros(pools, dtype=np.int64)
+    run_mem = np.zeros(pools, dtype=np.int64)
+    run_gpus = np.zeros(gpu_pools, dtype=np.int64)
+    base = 0
+    for s in range(n):
+        while base + 1 < steps and prof.times[base + 1] <= times[s]:
+            base += 1
+        for p in range(pools):
+            run_cpus[p] += d_cpus[s, p]
+            run_mem[p] += d_mem[s, p]
+            cpus[s, p] = prof.cpus[base, p] + run_cpus[p]
+            mem[s, p] = prof.mem[base, p] + run_mem[p]
+            if cpus[s, p] < 0 or mem[s, p] < 0:
+                return False
+        for p in range(gpu_pools):
+            run_gpus[p] += d_gpus[s, p]
+            gpus[s, p] = prof.gpus[base, p] + run_gpus[p]
+            if gpus[s, p] < 0:
+                return False
+    for s in range(n):
+        prof.times[s] = times[s]
+        for p in range(pools):
+            prof.cpus[s, p] = cpus[s, p]
+            prof.mem[s, p] = mem[s, p]
+        for p in range(gpu_pools):
+            prof.gpus[s, p] = gpus[s, p]
+    prof.size[0] = n
+    _changed_from(prof, 0)
+    return True
 
 
 @numba.njit(cache=True)

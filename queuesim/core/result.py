@@ -25,6 +25,8 @@ class Result:
     passes: int
     #: seconds spent compiling (or loading from the cache) the kernels, not in ``wall_seconds``
     compile_seconds: float = 0.0
+    #: ``compiled`` or ``interpreted``: how the kernels ran (:mod:`queuesim.core.kernels`)
+    kernels: str = "compiled"
     #: jobs the passes decided for one by one, over the run (compiled runs; 0 otherwise)
     jobs_scanned: int = 0
     counters: dict[str, int] = field(default_factory=dict)

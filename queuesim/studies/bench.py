@@ -126,7 +126,7 @@ def _child(trace: str, site_file: str, policy: str) -> None:
     workload = load_workload(trace, site)
     read = time.perf_counter() - t0
     cpu_before = time.process_time()
-    result = simulate(site, workload)
+    result = simulate(site, workload, kernels="compiled")
     cpu = time.process_time() - cpu_before
     digest = start_digest(result.jobs["start"].to_numpy())
     print(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from queuesim.core.engine import Simulation
+from queuesim.core.kernels import KernelMode
 from queuesim.core.result import Result
 from queuesim.core.workload import CleaningOptions, Workload, load_workload
 from queuesim.policies.registry import make_policy
@@ -29,15 +30,19 @@ def simulate(
     *,
     cleaning: CleaningOptions | None = None,
     progress: Callable[[int, int], None] | None = None,
+    kernels: KernelMode = "auto",
 ) -> Result:
-    """Replay ``workload`` on ``site``; ``policy`` and ``params`` override the site file's."""
+    """Replay ``workload`` on ``site``; ``policy`` and ``params`` override the site file's.
+    ``kernels``: ``auto``, ``compiled`` or ``interpreted`` (:mod:`queuesim.core.kernels`)."""
     if not isinstance(site, Site):
         site = load_site(site)
     site = site.with_scheduler(policy, dict(params) if params else None)
     if not isinstance(workload, Workload):
         workload = load_workload(workload, site, cleaning or CleaningOptions())
     scheduler = make_policy(site.scheduler.policy, site.scheduler.params)
-    sim = Simulation(site, workload, scheduler, params=site.scheduler.params, progress=progress)
+    sim = Simulation(
+        site, workload, scheduler, params=site.scheduler.params, progress=progress, kernels=kernels
+    )
     return sim.run()
 
 

@@ -1,0 +1,95 @@
+"""Whether a run's kernels run compiled (numba) or interpreted (their Python source).
+
+numba compiles a kernel the first time it is called and keeps the machine code in its
+on-disk cache; the next process loads it in a fraction of a second. Compiling the whole
+batch run takes about half a minute, far more than a small run takes interpreted: the
+README's sample of 2,000 jobs is simulated in about a second by the plain Python of the
+same kernels. So a run chooses (:func:`choose`):
+
+* ``compiled``: always compile (or load) the kernels - what long runs and studies want;
+* ``interpreted``: run every kernel's Python source (``py_func``) - same schedule, slower;
+* ``auto`` (the default): compiled when the kernels the run needs are already in numba's
+  cache; otherwise interpreted if the run is small enough for the interpreter (one
+  compiled call, one CPU pool, at most :data:`INTERPRET_UP_TO` jobs), else compiled.
+
+Interpreting is exact, not an approximation: the kernels are ordinary Python functions
+that numba compiles, so their source computes the same schedule (checked by a property
+test on generated sites for every built-in policy).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Literal, NamedTuple
+
+from numba.core.dispatcher import Dispatcher
+
+__all__ = ["INTERPRET_UP_TO", "KernelMode", "Run", "choose", "interpreted", "ready"]
+
+KernelMode = Literal["auto", "compiled", "interpreted"]
+KERNEL_MODES: tuple[KernelMode, ...] = ("auto", "compiled", "interpreted")
+
+#: the largest run ``auto`` interprets when the kernels are not compiled yet: 10,000 jobs
+#: take a few seconds interpreted (HPC2N's first 10,000 under EASY: 2.6 s), less than the
+#: half-minute compilation; 6,000 METACENTRUM-2009 jobs (many pools) took 525 s
+INTERPRET_UP_TO = 10_000
+
+
+class Run(NamedTuple):
+    """What :func:`choose` needs to know of a run."""
+
+    jobs: int
+    pools: int
+    #: the run is one compiled call (a built-in batch policy), not pass by pass
+    one_call: bool
+
+
+def ready(kernels: Iterable[object]) -> bool:
+    """Whether numba's on-disk cache holds compiled code of every one of ``kernels`` (their
+    dispatchers) for their current source. Reads numba's cache index, not the code, so it
+    costs milliseconds; if numba's cache layout is not the one expected, answers true (the
+    run then compiles, as it always could)."""
+    for kernel in kernels:
+        if not isinstance(kernel, Dispatcher):
+            continue
+        try:
+            index = kernel._cache._cache_file._load_index()  # type: ignore[attr-defined]
+        except Exception:  # numba internals changed: fall back to compiling
+            return True
+        if not index:
+            return False
+    return True
+
+
+def choose(mode: KernelMode, run: Run, kernels: Iterable[object]) -> KernelMode:
+    """``compiled`` or ``interpreted`` for ``run`` under ``mode`` (see the module doc)."""
+    if mode != "auto":
+        return mode
+    if ready(kernels):
+        return "compiled"
+    small = run.one_call and run.pools == 1 and run.jobs <= INTERPRET_UP_TO
+    return "interpreted" if small else "compiled"
+
+
+@contextmanager
+def interpreted() -> Iterator[None]:
+    """Within the block, every numba kernel of queuesim runs as plain Python: each module
+    global of ``queuesim.*`` that is a numba dispatcher is rebound to its Python function,
+    so that kernels calling kernels (through their module's globals) stay interpreted.
+    Restored on exit."""
+    rebound: list[tuple[ModuleType, str, Dispatcher]] = []
+    try:
+        for name, module in list(sys.modules.items()):
+            if module is None or not (name == "queuesim" or name.startswith("queuesim.")):
+                continue
+            for attr, value in list(vars(module).items()):
+                if isinstance(value, Dispatcher):
+                    rebound.append((module, attr, value))
+                    setattr(module, attr, value.py_func)
+        yield
+    finally:
+        for module, attr, value in rebound:
+            setattr(module, attr, value)

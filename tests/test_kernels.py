@@ -1,0 +1,142 @@
+"""Kernels compiled or interpreted (:mod:`queuesim.core.kernels`): the same schedule to the
+last bit either way, the rebinding that makes a run interpreted, and the rules by which
+``auto`` chooses."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numba
+import pytest
+from builders import J, make_trace
+from hypothesis import HealthCheck, given, settings
+from test_batch_run import POLICIES, assert_same_result, scenarios
+
+from queuesim.cli import main
+from queuesim.common.bundled import site_file, workload_file
+from queuesim.common.errors import WorkloadError
+from queuesim.core import kernels, planning, profile
+from queuesim.core.engine import Simulation
+from queuesim.core.kernels import INTERPRET_UP_TO, Run, choose, interpreted, ready
+from queuesim.core.workload import CleaningOptions, prepare
+from queuesim.policies.registry import make_policy
+from queuesim.site.loading import load_site
+from queuesim.site.model import Site
+from queuesim.traces.swf import read_swf
+
+
+def _run(site: Site, workload: Any, policy: str, params: dict[str, Any], **how: Any) -> Any:
+    pol = make_policy(policy, params)
+    sim = Simulation(site, workload, pol, params=params, **how)
+    return sim.run(), pol
+
+
+@pytest.mark.parametrize(("policy", "params"), POLICIES, ids=lambda p: str(p))
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=scenarios())
+def test_interpreted_kernels_give_the_compiled_schedule_on_both_run_paths(
+    policy: str, params: dict[str, Any], scenario: tuple[Site, list[J]]
+) -> None:
+    """Every built-in policy, in one call and pass by pass: the kernels' Python source
+    computes exactly what their compiled code computes."""
+    site, jobs = scenario
+    try:
+        workload = prepare(make_trace(jobs), site, CleaningOptions(reject_unrunnable=True))
+    except WorkloadError:
+        return  # every job rejected: nothing to compare
+    for one_call in (True, False):
+        fast, fast_policy = _run(
+            site, workload, policy, params, compiled=one_call, kernels="compiled"
+        )
+        slow, slow_policy = _run(
+            site, workload, policy, params, compiled=one_call, kernels="interpreted"
+        )
+        assert (fast.kernels, slow.kernels) == ("compiled", "interpreted")
+        assert slow.compile_seconds == 0.0
+        assert_same_result(fast, slow, fast_policy, slow_policy, params)
+
+
+def test_dpsa_with_its_own_kernels_interpreted_gives_the_compiled_schedule() -> None:
+    """DPSA's search kernels (policies/) are rebound too: 300 KTH jobs, same schedule."""
+    site = load_site(site_file("kth-sp2"))
+    trace = read_swf(workload_file("kth-sp2-sample.swf"))
+    workload = prepare(replace(trace, jobs=trace.jobs.head(300)), site)
+    params = {"variant": "p"}
+    fast, fast_policy = _run(site, workload, "dpsa", params, kernels="compiled")
+    slow, slow_policy = _run(site, workload, "dpsa", params, kernels="interpreted")
+    assert_same_result(fast, slow, fast_policy, slow_policy, params)
+    assert slow.counters["dpsa_searches"] > 0
+
+
+def test_interpreted_rebinds_every_kernel_to_its_python_source_and_restores_it() -> None:
+    """Inside the block a kernel is its ``py_func`` in its own module and in modules that
+    imported it by name; after it, even when the block raised, the dispatchers are back."""
+    earliest = profile._earliest
+    assert isinstance(earliest, numba.core.dispatcher.Dispatcher)
+    with pytest.raises(RuntimeError), interpreted():
+        assert profile._earliest is earliest.py_func
+        assert planning.plan_into is not None
+        assert not isinstance(planning.plan_into, numba.core.dispatcher.Dispatcher)
+        raise RuntimeError("leave the block")
+    assert profile._earliest is earliest
+    assert isinstance(planning.plan_into, numba.core.dispatcher.Dispatcher)
+
+
+@pytest.mark.parametrize(
+    ("mode", "run", "is_ready", "chosen"),
+    [
+        ("compiled", Run(100, 1, True), False, "compiled"),
+        ("interpreted", Run(10**6, 9, False), True, "interpreted"),
+        ("auto", Run(10**6, 9, False), True, "compiled"),
+        ("auto", Run(2_000, 1, True), False, "interpreted"),
+        ("auto", Run(INTERPRET_UP_TO, 1, True), False, "interpreted"),
+        ("auto", Run(INTERPRET_UP_TO + 1, 1, True), False, "compiled"),
+        ("auto", Run(2_000, 3, True), False, "compiled"),
+        ("auto", Run(2_000, 1, False), False, "compiled"),
+    ],
+)
+def test_auto_interprets_only_a_small_one_call_one_pool_run_whose_kernels_are_not_compiled(
+    monkeypatch: pytest.MonkeyPatch, mode: Any, run: Run, is_ready: bool, chosen: str
+) -> None:
+    """An explicit mode is obeyed; auto compiles what is cached, and compiles a run too
+    large or too intricate for the interpreter rather than interpreting it for minutes."""
+    monkeypatch.setattr(kernels, "ready", lambda _kernels: is_ready)
+    assert choose(mode, run, ()) == chosen
+
+
+def test_ready_reads_numbas_cache_index_of_a_kernels_current_source(tmp_path: Path) -> None:
+    """A fresh cached kernel is not ready until compiled once; then it is, also for a new
+    dispatcher of the same source (a new process); objects that are not kernels are
+    ignored."""
+    source = tmp_path / "fresh_kernel.py"
+    source.write_text("import numba\n\n@numba.njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+
+    def load() -> Any:
+        spec = importlib.util.spec_from_file_location("fresh_kernel", source)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.twice
+
+    twice = load()
+    assert not ready([twice])
+    assert ready(["not a kernel", len])
+    assert twice(21) == 42
+    assert ready([twice])
+    assert ready([load()])
+    sys.modules.pop("fresh_kernel", None)
+
+
+def test_run_reports_interpreted_kernels_in_its_speed_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--kernels interpreted` runs the sample and says how, pointing at the option."""
+    code = main(["run", "kth-sp2", "kth-sp2-sample.swf", "--kernels", "interpreted"])
+    # the summary's box wraps the line: compare without whitespace and box edges
+    out = "".join(capsys.readouterr().out.replace("│", " ").split())
+    assert code == 0
+    assert "kernelsinterpreted:notcompiledyet,see--kernels" in out

@@ -1,0 +1,154 @@
+"""The availability profile's running minima (:mod:`queuesim.core.profile`): whether a job
+fits now, read from the minima, is what the step-by-step scan finds, however the profile
+was changed before (steps split, CPUs taken and given back, rebuilt)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from queuesim.core.profile import Profile, _earliest, _split, _take, _take_all, new_profile
+
+
+@st.composite
+def profiles_and_changes(
+    draw: st.DrawFn,
+) -> tuple[Profile, list[tuple[bool, float, float, list[int]]]]:
+    """A profile of 1 to 4 pools (memory, sometimes GPUs) over up to 8 steps, and up to 6
+    changes: a step split, or CPUs (and memory) taken or given back over a window."""
+    pools = draw(st.integers(1, 4))
+    gpu_pools = pools if draw(st.booleans()) else 0
+    steps = draw(st.integers(1, 8))
+    prof = new_profile(steps + 40, pools, gpu_pools)
+    gaps = draw(st.lists(st.integers(1, 50), min_size=steps - 1, max_size=steps - 1))
+    prof.times[:steps] = np.concatenate([[0.0], np.cumsum(gaps)]).astype(float)
+    for s in range(steps):
+        for p in range(pools):
+            prof.cpus[s, p] = draw(st.integers(0, 16))
+            prof.mem[s, p] = draw(st.integers(0, 64))
+        for p in range(gpu_pools):
+            prof.gpus[s, p] = draw(st.integers(0, 4))
+    prof.size[0] = steps
+    prof.low_upto[0] = 0
+    changes = []
+    for _ in range(draw(st.integers(0, 6))):
+        start = float(draw(st.integers(0, 300)))
+        duration = float(draw(st.integers(1, 200)))
+        plan = [draw(st.integers(-2, 3)) for _ in range(pools)]
+        changes.append((draw(st.booleans()), start, duration, plan))
+    return prof, changes
+
+
+def _assert_fits_now_as_the_scan_finds(
+    prof: Profile, need: int, per_cpu: int, ppn: int, gpn: int, mask: np.ndarray, duration: float
+) -> None:
+    pools = mask.shape[0]
+    fast_room = np.full(pools, -7, dtype=np.int64)
+    scan_room = np.full(pools, -7, dtype=np.int64)
+    fast = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, True, fast_room)
+    # without now_only the scan looks at every start from step 0: it answers 0 exactly
+    # when the job fits now, and leaves the same room per pool
+    scan = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, scan_room)
+    assert (fast == 0) == (scan == 0)
+    assert fast in (0, -1)
+    if fast == 0:
+        assert fast_room.tolist() == scan_room.tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=profiles_and_changes(),
+    jobs=st.lists(
+        st.tuples(
+            st.integers(1, 20),  # need
+            st.sampled_from([0, 0, 1, 4]),  # memory per CPU
+            st.sampled_from([0, 0, 1, 2]),  # CPUs per node
+            st.sampled_from([0, 0, 1]),  # GPUs per node
+            st.integers(1, 400),  # duration
+            st.integers(0, 15),  # mask bits
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_fits_now_from_the_running_minima_is_what_the_step_by_step_scan_finds(
+    data: tuple[Profile, list[tuple[bool, float, float, list[int]]]],
+    jobs: list[tuple[int, int, int, int, int, int]],
+) -> None:
+    """Asked before and after every change of the profile (so the minima are extended,
+    cut back and extended again), the fast answer equals the scan's."""
+    prof, changes = data
+    pools = prof.cpus.shape[1]
+    has_gpus = prof.gpus.shape[1] > 0
+
+    def ask() -> None:
+        for need, per_cpu, ppn, gpn, duration, bits in jobs:
+            mask = np.array([(bits >> p) & 1 == 1 or p == 0 for p in range(pools)])
+            gpus = gpn if has_gpus and ppn else 0
+            _assert_fits_now_as_the_scan_finds(
+                prof, need, per_cpu, ppn, gpus, mask, float(duration)
+            )
+
+    ask()
+    for split_only, start, duration, plan in changes:
+        if split_only:
+            _split(prof, start)
+        else:
+            _take(prof, start, duration, 1, 0, np.array(plan, dtype=np.int64), 1)
+        ask()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=profiles_and_changes(),
+    takes=st.lists(
+        st.tuples(
+            st.integers(0, 300),  # start
+            st.integers(1, 200),  # duration
+            st.sampled_from([0, 1, 2]),  # memory per CPU
+            st.sampled_from([0, 1]),  # GPUs on each pool used
+            st.lists(st.integers(0, 3), min_size=4, max_size=4),  # CPUs per pool
+        ),
+        max_size=6,
+    ),
+)
+def test_taking_all_at_once_gives_the_profile_of_taking_each_in_turn(
+    data: tuple[Profile, list[tuple[bool, float, float, list[int]]]],
+    takes: list[tuple[int, int, int, int, list[int]]],
+) -> None:
+    """Where every take leaves no CPUs, memory or GPUs below zero, the one sweep gives the
+    same steps and free resources as the takes one by one; where one would, it refuses
+    and leaves the profile untouched."""
+    prof, _ = data
+    pools, has_gpus = prof.cpus.shape[1], prof.gpus.shape[1] > 0
+    starts = np.array([float(t[0]) for t in takes])
+    durations = np.array([float(t[1]) for t in takes])
+    per_cpu = np.array([t[2] for t in takes], dtype=np.int64)
+    gpn = np.array([t[3] if has_gpus else 0 for t in takes], dtype=np.int64)
+    plans = np.array([t[4][:pools] for t in takes], dtype=np.int64).reshape(len(takes), pools)
+
+    def copy(source: Profile) -> Profile:
+        return Profile(*(field.copy() for field in source))
+
+    def state(of: Profile) -> tuple[list[float], list[list[int]], list[list[int]], list[list[int]]]:
+        n = int(of.size[0])
+        return (
+            of.times[:n].tolist(),
+            of.cpus[:n].tolist(),
+            of.mem[:n].tolist(),
+            of.gpus[:n].tolist(),
+        )
+
+    one_by_one = copy(prof)
+    for k in range(len(takes)):
+        _take(one_by_one, starts[k], durations[k], per_cpu[k], gpn[k], plans[k], 1)
+    below_zero = any(
+        (getattr(one_by_one, name)[: one_by_one.size[0]] < 0).any()
+        for name in ("cpus", "mem", "gpus")
+    )
+    before = state(prof)
+    at_once = copy(prof)
+    took = _take_all(at_once, starts, durations, per_cpu, gpn, plans)
+    assert took == (not below_zero)
+    assert state(at_once) == (state(one_by_one) if took else before)
