@@ -42,7 +42,8 @@ POLICIES: list[tuple[str, dict[str, Any]]] = [
 @st.composite
 def sites(draw: st.DrawFn) -> Site:
     """Two or three clusters (memory per node, GPUs, a property), two queues by walltime
-    with limits and priorities, one of the three orderings, fairshare of either charge and
+    with limits and priorities, one of the four orderings (Slurm's multifactor with
+    drawn weights), fairshare of either charge and
     decay kind."""
     memory = draw(st.booleans())
     clusters = []
@@ -89,6 +90,18 @@ def sites(draw: st.DrawFn) -> Site:
         fairshare["charge_gpus"] = True
     if draw(st.booleans()):
         fairshare["shares"] = {1: 2.0, 3: 0.5}
+    ordering = draw(st.sampled_from(["fcfs", "fairshare", "queue-priority", "slurm-multifactor"]))
+    priority: dict[str, Any] = {}
+    if ordering == "slurm-multifactor":
+        priority["priority"] = {
+            "weight_age": draw(st.sampled_from([0, 1000, 10000])),
+            "max_age": draw(st.sampled_from(["30m", "7d"])),
+            "weight_fairshare": draw(st.sampled_from([0, 1000, 10000])),
+            "weight_job_size": draw(st.sampled_from([0, 500])),
+            "favor_small": draw(st.booleans()),
+            "weight_partition": draw(st.sampled_from([0, 2000])),
+            "partition_job_factor": {"short": draw(st.sampled_from([1, 3]))},
+        }
     try:
         return Site.model_validate(
             {
@@ -96,8 +109,9 @@ def sites(draw: st.DrawFn) -> Site:
                 "clusters": clusters,
                 "queues": queues,
                 "memory": "per-cpu" if memory else "ignore",
-                "ordering": draw(st.sampled_from(["fcfs", "fairshare", "queue-priority"])),
+                "ordering": ordering,
                 "fairshare": fairshare,
+                **priority,
                 "kill_at_walltime": draw(st.booleans()),
                 "estimate": draw(st.sampled_from(["requested", "exact"])),
             }

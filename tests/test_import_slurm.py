@@ -91,10 +91,10 @@ def test_keys_are_case_insensitive(tmp_path: Path) -> None:
 
 
 def test_continuation_lines_join_without_a_space_as_slurm_does() -> None:
-    params = skipped(full_import().report)
+    mapped = {m.key: m.value for m in full_import().report.mapped}
     # bf_max_job_user=20 starts the continued line of SchedulerParameters
-    assert params["SchedulerParameters bf_max_job_user"] == ["bf_max_job_user=20"]
-    assert "bf_max_job_user" not in params
+    assert mapped["SchedulerParameters bf_max_job_user"] == "bf_max_job_user=20"
+    assert "bf_max_job_user" not in mapped
 
 
 def test_include_is_read_in_place_relative_to_the_including_file() -> None:
@@ -198,32 +198,112 @@ def test_partitions_become_queues_with_limits_tiers_nodes_and_qos() -> None:
 def test_site_wide_choices_ordering_fairshare_memory_and_scheduler() -> None:
     site = site_of(full_import())
     assert site["name"] == "hetero"
-    assert site["ordering"] == "queue-priority"  # PriorityTier differs
+    assert site["ordering"] == "slurm-multifactor"  # priority/multifactor
+    assert site["priority"] == {
+        "weight_age": 1000,
+        "weight_fairshare": 10000,
+        "weight_job_size": 0,
+        "max_age": "7d",
+        "favor_small": True,
+    }
     assert site["fairshare"] == {"half_life": "14d", "shares": {1001: 20.0}}
     assert site["memory"] == "per-cpu"  # CR_Core_Memory, RealMemory everywhere
-    assert site["scheduler"] == {"policy": "conservative"}  # sched/backfill
+    assert site["scheduler"] == {  # sched/backfill and its SchedulerParameters
+        "policy": "slurm",
+        "params": {
+            "bf_interval": 30,
+            "bf_window": 2880,
+            "bf_resolution": 300,
+            "bf_max_job_user": 20,
+            "default_queue_depth": 200,
+            "sched_interval": 60,
+        },
+    }
     assert site["routing"] == "walltime"
 
 
 @pytest.mark.parametrize(
-    ("extra", "ordering", "policy"),
+    ("extra", "ordering", "priority", "scheduler"),
     [
-        ("", "fcfs", "conservative"),  # priority/basic and sched/backfill are the defaults
-        ("SchedulerType=sched/builtin\n", "fcfs", "fcfs"),
-        ("PriorityType=priority/multifactor\nPriorityWeightFairshare=100\n", "fairshare", None),
-        ("PriorityType=priority/multifactor\nPriorityWeightAge=100\n", "fcfs", None),
+        # priority/basic and sched/backfill are the defaults
+        ("", "fcfs", None, {"policy": "slurm"}),
+        (
+            "SchedulerType=sched/builtin\n",
+            "fcfs",
+            None,
+            {"policy": "slurm", "params": {"backfill": False}},
+        ),
+        (
+            "PriorityType=priority/multifactor\nPriorityWeightFairshare=100\n",
+            "slurm-multifactor",
+            {"weight_fairshare": 100},
+            {"policy": "slurm"},
+        ),
+        (
+            "PriorityType=priority/multifactor\nPriorityWeightAge=100\nPriorityMaxAge=1-0\n",
+            "slurm-multifactor",
+            {"weight_age": 100, "max_age": "1d"},
+            {"policy": "slurm"},
+        ),
+        (
+            "SchedulerParameters=bf_interval=60,sched_interval=0,bf_max_job_test=50\n",
+            "fcfs",
+            None,
+            {
+                "policy": "slurm",
+                "params": {"bf_interval": 60, "sched_interval": 0, "bf_max_job_test": 50},
+            },
+        ),
     ],
 )
 def test_scheduler_and_priority_plugins_choose_policy_and_ordering(
-    tmp_path: Path, extra: str, ordering: str, policy: str | None
+    tmp_path: Path,
+    extra: str,
+    ordering: str,
+    priority: dict[str, object] | None,
+    scheduler: dict[str, object],
 ) -> None:
+    """Each mapped setting lands in its key of the site file, which loads."""
     write_conf(tmp_path, MINIMAL + extra)
     site = site_of(import_slurm(tmp_path))
     assert site["ordering"] == ordering
-    assert site["scheduler"]["policy"] == (policy or "conservative")
+    assert site.get("priority") == priority
+    assert site["scheduler"] == scheduler
 
 
-def test_partition_job_factor_orders_queues_only_with_a_partition_weight(tmp_path: Path) -> None:
+def test_a_scheduler_parameter_that_is_not_a_number_is_an_error_naming_the_line(
+    tmp_path: Path,
+) -> None:
+    write_conf(tmp_path, MINIMAL + "SchedulerParameters=bf_window=1-0\n")
+    with pytest.raises(ConfigError, match=r"slurm\.conf:3: SchedulerParameters bf_window=1-0: "):
+        import_slurm(tmp_path)
+
+
+def test_fair_tree_is_reported_unless_no_fair_tree_is_set(tmp_path: Path) -> None:
+    """Slurm computes fair-share by Fair Tree unless PriorityFlags=NO_FAIR_TREE; queuesim
+    models the classic factor, so the report says so (with the flags, or their absence)."""
+    base = MINIMAL + "PriorityType=priority/multifactor\nPriorityWeightFairshare=100\n"
+    write_conf(tmp_path, base)
+    assert "Fair Tree" in skipped(import_slurm(tmp_path).report)["PriorityFlags"][0]
+    write_conf(tmp_path, base + "PriorityFlags=NO_FAIR_TREE\n")
+    report = import_slurm(tmp_path).report
+    assert "PriorityFlags" not in skipped(report)
+    assert "PriorityFlags" in {m.key for m in report.mapped}
+
+
+def test_unmodelled_weights_and_calc_period_stay_in_the_report(tmp_path: Path) -> None:
+    write_conf(
+        tmp_path,
+        MINIMAL + "PriorityType=priority/multifactor\nPriorityWeightQOS=500\n"
+        "PriorityWeightTRES=CPU=1000\nPriorityCalcPeriod=5\n",
+    )
+    report = skipped(import_slurm(tmp_path).report)
+    assert report["PriorityWeightQOS"] == ["500"]
+    assert report["PriorityWeightTRES"] == ["CPU=1000"]
+    assert report["PriorityCalcPeriod"] == ["5"]
+
+
+def test_partition_job_factor_becomes_the_priority_blocks_factor(tmp_path: Path) -> None:
     write_conf(
         tmp_path,
         "NodeName=n[1-4] CPUs=8\nPriorityType=priority/multifactor\n"
@@ -231,8 +311,12 @@ def test_partition_job_factor_orders_queues_only_with_a_partition_weight(tmp_pat
         "PriorityJobFactor=1\nPartitionName=hi Nodes=ALL MaxTime=120 PriorityJobFactor=5\n",
     )
     site = site_of(import_slurm(tmp_path))
-    assert site["ordering"] == "queue-priority"
-    assert {q["name"]: q.get("priority", 0) for q in site["queues"]} == {"lo": 1, "hi": 5}
+    assert site["ordering"] == "slurm-multifactor"
+    assert site["priority"] == {
+        "weight_partition": 1000,
+        "partition_job_factor": {"lo": 1, "hi": 5},
+    }
+    assert all("priority" not in q for q in site["queues"])  # one tier
 
 
 def test_same_walltime_limits_keep_the_default_partition_routable(tmp_path: Path) -> None:
@@ -271,11 +355,8 @@ def test_settings_not_modelled_are_reported_with_their_values() -> None:
         "OverSubscribe": ["EXCLUSIVE"],
         "AllowAccounts": ["physics"],
         "MaxNodes": ["4"],
-        "PriorityWeightAge": ["1000"],
-        "PriorityMaxAge": ["7-0"],
-        "PriorityFavorSmall": ["YES"],
-        "SchedulerParameters bf_window": ["bf_window=2880"],
-        "SchedulerParameters default_queue_depth": ["default_queue_depth=200"],
+        "PriorityFlags": ["(not set: Fair Tree, Slurm's default since 19.05)"],
+        "SchedulerParameters bf_continue": ["bf_continue"],
         "QOS high Priority": ["100"],
         "QOS batchqos MaxSubmitPU": ["100"],
         "assoc MaxSubmit": ["200"],
@@ -339,7 +420,7 @@ def test_the_site_file_names_where_each_block_came_from() -> None:
     assert f"  # node[003-016]: {CONFIGS / 'slurm.conf'}:29\n" in text
     assert f"  # gpu: {CONFIGS / 'partitions.conf'}:2,5\n" in text
     assert "# Made with: queuesim import slurm x\n" in text
-    assert "#   SchedulerParameters bf_window = bf_window=2880 [" in text
+    assert "#   SchedulerParameters bf_continue = bf_continue [" in text
 
 
 def test_cli_writes_a_site_that_loads_and_runs(
@@ -376,6 +457,12 @@ def test_cli_writes_a_site_that_loads_and_runs(
     run_out = tmp_path / "run"
     code = main(["run", str(out), "workloads/kth-sp2-sample.swf", "--out", str(run_out), "--quiet"])
     assert code == 0 and (run_out).is_dir()
+    # the run is Slurm's scheduler with the site's SchedulerParameters, under its
+    # multifactor priority
+    ran = json.loads((run_out / "metrics.json").read_text())
+    assert ran["run"]["policy"] == "slurm"
+    assert ran["run"]["params"]["bf_resolution"] == 300
+    assert ran["jobs"] == 2000 and ran["completed"] + ran["killed"] == 2000
 
 
 def test_cli_without_out_prints_only_the_site_file(capsys: pytest.CaptureFixture[str]) -> None:

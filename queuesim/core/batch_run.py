@@ -41,7 +41,14 @@ from queuesim.core.fairshare import (
     current_usage,
     empty_log,
 )
-from queuesim.core.ordering import FairshareOrder, FCFSOrder, QueuePriorityOrder, WaitingOrder
+from queuesim.core.multifactor import multifactor_order
+from queuesim.core.ordering import (
+    FairshareOrder,
+    FCFSOrder,
+    QueuePriorityOrder,
+    SlurmMultifactorOrder,
+    WaitingOrder,
+)
 from queuesim.core.planning import (
     PassPlan,
     count_job,
@@ -71,6 +78,8 @@ _GRACE = 1.0
 ORDER_FCFS = 0  #: by submit order
 ORDER_FAIRSHARE = 1  #: by fairshare usage, then submit order
 ORDER_PRIORITY = 2  #: by queue priority, then fairshare usage, then submit order
+#: by queue priority, then Slurm's multifactor priority, then submit order
+ORDER_MULTIFACTOR = 3
 
 _WAITING, _RUNNING, _DONE = 1, 2, 3
 #: every place in the order may reserve (:attr:`~.profile.PassRules.reserve_before`)
@@ -102,6 +111,10 @@ class RunJobs(NamedTuple):
     #: the time it runs (its runtime, or its walltime when killed there)
     work: np.ndarray
     priority: np.ndarray
+    #: Slurm's multifactor priority (:mod:`.multifactor`): every job's static part and
+    #: the dynamic weights (empty unless the order is :data:`ORDER_MULTIFACTOR`)
+    static: np.ndarray
+    weights: np.ndarray
 
 
 class RunOut(NamedTuple):
@@ -355,10 +368,23 @@ def run_batch(  # type: ignore[no-untyped-def]
                 log = advance(ledger, now, log, usage_now)
                 current_usage(ledger, now, usage_now)
                 live = wl[lo:hi]
-                usage = np.empty(live.shape[0])
-                for k in range(live.shape[0]):
-                    usage[k] = usage_now[ledger.job_account[live[k]]]
-                order = _sorted(order_kind, live, usage, run.priority)
+                if order_kind == ORDER_MULTIFACTOR:
+                    order = multifactor_order(
+                        now,
+                        live,
+                        run.submit,
+                        run.static,
+                        run.priority,
+                        run.weights,
+                        ledger.job_account,
+                        ledger.share,
+                        usage_now,
+                    )
+                else:
+                    usage = np.empty(live.shape[0])
+                    for k in range(live.shape[0]):
+                        usage[k] = usage_now[ledger.job_account[live[k]]]
+                    order = _sorted(order_kind, live, usage, run.priority)
             # --- jobs at a limit already are set aside (the Context's within_limits)
             min_cpus = smallest
             filtered = False
@@ -428,7 +454,14 @@ def run_batch(  # type: ignore[no-untyped-def]
             )
             compress = ended_since_planning or not rules.promises
             pass_rules = PassRules(
-                rules.depth, rules.backfill, rules.greedy, compress, rules.reserve_limited, _ALL
+                rules.depth,
+                rules.backfill,
+                rules.greedy,
+                compress,
+                rules.reserve_limited,
+                _ALL,
+                False,
+                np.inf,
             )
             # with the index, the job-by-job loop stops once the reservations are given
             seen = plan_into(
@@ -572,6 +605,8 @@ def _ledger_of(ordering: WaitingOrder, n: int) -> tuple[LedgerState, UsageLog, i
     job's queue priority (an empty ledger and log and zeros for FCFS)."""
     if isinstance(ordering, FairshareOrder):
         kind = ORDER_PRIORITY if isinstance(ordering, QueuePriorityOrder) else ORDER_FAIRSHARE
+        if isinstance(ordering, SlurmMultifactorOrder):
+            kind = ORDER_MULTIFACTOR
         priority = getattr(ordering, "job_priority", np.zeros(n))
         ledger = ordering.ledger
         return ledger.state, ledger.log, kind, np.array(priority, dtype=np.float64)
@@ -638,7 +673,18 @@ def replay(
     ledger, log, kind, priority = _ledger_of(ordering, n)
     f64 = np.float64
     # writable copies: numba compiles read-only arrays (pandas hands some out) apart
-    run = RunJobs(np.array(state.submit, dtype=f64), np.array(state.work, dtype=f64), priority)
+    static, weights = (
+        (ordering.static, ordering.weights)
+        if isinstance(ordering, SlurmMultifactorOrder)
+        else (np.zeros(0), np.zeros(3))
+    )
+    run = RunJobs(
+        np.array(state.submit, dtype=f64),
+        np.array(state.work, dtype=f64),
+        priority,
+        np.array(static, dtype=f64),
+        np.array(weights, dtype=f64),
+    )
     jobs = JobArrays(
         state.cpus, state.queue, state.estimate, state.ppn, cluster.masks, state.mask_of
     )
@@ -699,7 +745,7 @@ def warm_up() -> None:
     ledger, log, kind, priority = _ledger_of(FCFSOrder(), 1)
     limits = no_limits(zero_i, 1)
     run_batch(
-        RunJobs(np.zeros(1), one_f.copy(), priority),
+        RunJobs(np.zeros(1), one_f.copy(), priority, np.zeros(0), np.zeros(3)),
         JobArrays(one_i, zero_i, one_f, zero_i.copy(), cluster.masks, zero_i.copy()),
         zero_i.copy(),
         zero_i.copy(),

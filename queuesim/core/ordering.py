@@ -12,6 +12,8 @@ deterministic. The orderings of Klusáček et al. (paper 004, section 2.1):
   (the complex setup);
 * ``pbs`` - the PBS scheduler's order (starving jobs, queues, the fairshare tree,
   job_sort_key; :mod:`.pbs_order`).
+* ``slurm-multifactor`` - by queue priority, then Slurm's multifactor priority (age,
+  fair-share, job size, partition; :mod:`queuesim.core.multifactor`).
 
 An ordering that keeps state (fairshare usage) also listens to jobs starting and ending.
 """
@@ -25,6 +27,7 @@ import pandas as pd
 
 from queuesim.core.cluster import Allocation
 from queuesim.core.fairshare import FairshareLedger
+from queuesim.core.multifactor import dynamic_weights, multifactor_order, static_priority
 from queuesim.core.pbs_order import PbsJobOrder
 from queuesim.site.enums import Ordering
 from queuesim.site.model import Site
@@ -89,6 +92,33 @@ class QueuePriorityOrder(FairshareOrder):
         return result
 
 
+class SlurmMultifactorOrder(QueuePriorityOrder):
+    """Queue priority (PriorityTier) first, then Slurm's multifactor priority, computed
+    afresh at every pass, then submit order (:mod:`queuesim.core.multifactor`)."""
+
+    def __init__(self, site: Site, jobs: pd.DataFrame, capacity: tuple[np.ndarray, ...]) -> None:
+        super().__init__(site, jobs, capacity)
+        self.static = static_priority(site, jobs)
+        self.weights = dynamic_weights(site)
+        self.submit = jobs["submit"].to_numpy(dtype=np.float64)
+
+    def order(self, now: float, waiting: np.ndarray) -> np.ndarray:
+        usage = self.ledger.effective_usage(now)
+        state = self.ledger.state
+        result: np.ndarray = multifactor_order(
+            now,
+            waiting,
+            self.submit,
+            self.static,
+            self.job_priority,
+            self.weights,
+            state.job_account,
+            state.share,
+            usage,
+        )
+        return result
+
+
 def make_ordering(site: Site, jobs: pd.DataFrame, capacity: tuple[np.ndarray, ...]) -> WaitingOrder:
     """The site's ordering for these jobs; ``capacity`` is (node CPUs, node memory)."""
     if site.ordering is Ordering.FAIRSHARE:
@@ -97,4 +127,6 @@ def make_ordering(site: Site, jobs: pd.DataFrame, capacity: tuple[np.ndarray, ..
         return QueuePriorityOrder(site, jobs, capacity)
     if site.ordering is Ordering.PBS:
         return PbsJobOrder(site, jobs, capacity)
+    if site.ordering is Ordering.SLURM_MULTIFACTOR:
+        return SlurmMultifactorOrder(site, jobs, capacity)
     return FCFSOrder()

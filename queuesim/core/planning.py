@@ -391,6 +391,22 @@ def _free_now(prof: Profile) -> int:
 
 
 @numba.njit(cache=True)
+def _stop_queue(prof: Profile, mask: np.ndarray, stopped: np.ndarray, queue: int) -> None:
+    """Slurm's main scheduler after a job of ``queue`` could not start: no later job of
+    the queue is tried, and no later job may use the pools of ``mask`` (the nodes the
+    job could use: its partition's, less those its requirements exclude)."""
+    stopped[queue] = True
+    _changed_from(prof, 0)
+    for p in range(prof.cpus.shape[1]):
+        if mask[p]:
+            for s in range(prof.size[0]):
+                prof.cpus[s, p] = 0
+                prof.mem[s, p] = 0
+                if prof.gpus.shape[1]:
+                    prof.gpus[s, p] = 0
+
+
+@numba.njit(cache=True)
 def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) -> int:
     """Place the jobs without a booked promise, in priority order: start now, reserve the
     earliest slot (while fewer than ``rules.depth`` jobs hold one), or pass over.
@@ -401,6 +417,7 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
     the jobs it can place, not the queue's length. Returns how many jobs were scanned."""
     prof, state, jobs, counts, waiting, plan = pl
     free_now = _free_now(prof)
+    stopped = np.zeros(counts.user_jobs_cap.shape[0] if rules.stop_queue else 0, np.bool_)
     for k in range(waiting.shape[0]):
         may_reserve = reserved < rules.depth and k < rules.reserve_before
         if not may_reserve and free_now < min_cpus:
@@ -408,6 +425,8 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
         if plan.booked[k]:
             continue
         job = waiting[k]
+        if rules.stop_queue and stopped[jobs.queue[job]]:
+            continue
         per_cpu = state.job_mem[job]
         mask = jobs.masks[jobs.mask_of[job]]
         first = 0
@@ -429,9 +448,14 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
         need, ppn, duration = jobs.cpus[job], jobs.ppn[job], jobs.estimate[job]
         gpn = state.job_gpn[job]
         i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, now_only, plan.room, first)
+        if i > 0 and prof.times[i] > state.now + rules.horizon:
+            i = -1  # beyond the planning window: no reservation
         if i < 0 or (i > 0 and not rules.backfill):
             if not rules.backfill:
                 break
+            if rules.stop_queue:
+                _stop_queue(prof, mask, stopped, jobs.queue[job])
+                free_now = _free_now(prof)
             continue
         _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
         plan.starts[k] = prof.times[i]

@@ -103,6 +103,12 @@ class PassRules(NamedTuple):
     #: scheduler without strict_ordering reserves only for the starving jobs, which lead
     #: its order); later jobs start now or are passed over
     reserve_before: int = 2**62
+    #: Slurm's main scheduler: a job that cannot start now stops its queue for the rest of
+    #: the pass, and the pools it could use are closed to later jobs (job_scheduler.c)
+    stop_queue: bool = False
+    #: reservations only within this many seconds of now (Slurm's bf_window); a job that
+    #: cannot start sooner neither starts nor reserves
+    horizon: float = np.inf
 
 
 class Promises(NamedTuple):

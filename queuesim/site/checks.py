@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from queuesim.site.enums import MemoryModel, Routing
+from queuesim.site.enums import MemoryModel, Ordering, Routing
 from queuesim.site.units import parse_duration
 
 
@@ -38,8 +38,33 @@ def cross_reference_problems(data: dict[str, Any]) -> list[str]:
                     f"(cluster {c.get('name')!r} has none)"
                 )
     problems += _limit_problems(clusters, queues)
+    problems += _priority_problems(data, queues)
     problems += _routing_problems(data, queues)
     return problems
+
+
+def _priority_problems(data: dict[str, Any], queues: list[dict[str, Any]]) -> list[str]:
+    """Partition job factors of the ``priority`` block naming no queue, and weights given
+    where no ordering reads them."""
+    priority = data.get("priority")
+    factors = priority.get("partition_job_factor") if isinstance(priority, dict) else None
+    names = [q.get("name") for q in queues]
+    problems = []
+    if (
+        isinstance(priority, dict)
+        and data.get("ordering") != Ordering.SLURM_MULTIFACTOR.value
+        and (factors or any(v for k, v in priority.items() if k.startswith("weight_")))
+    ):
+        problems.append(
+            "priority: the multifactor weights apply only with 'ordering: slurm-multifactor' "
+            f"(the ordering is {data.get('ordering', 'fcfs')!r})"
+        )
+    return problems + [
+        f"priority.partition_job_factor: names queue {name!r}, which does not exist "
+        f"(known: {', '.join(sorted(map(str, names)))})"
+        for name in (factors if isinstance(factors, dict) else {})
+        if name not in names
+    ]
 
 
 def _limit_problems(clusters: list[dict[str, Any]], queues: list[dict[str, Any]]) -> list[str]:

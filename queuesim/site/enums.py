@@ -35,6 +35,9 @@ class Ordering(StrEnum):
     QUEUE_PRIORITY = "queue-priority"  #: queue priority, then fairshare within a queue
     FAIRSHARE = "fairshare"  #: fairshare over all jobs; queues are only "virtual"
     PBS = "pbs"  #: the PBS scheduler's order (``pbs_order``; sched_config(5))
+    #: Slurm's priority/multifactor: queue priority (PriorityTier) first, then the weighted
+    #: sum of the age, fair-share, job size and partition factors (the ``priority`` block)
+    SLURM_MULTIFACTOR = "slurm-multifactor"
 
 
 class Charge(StrEnum):

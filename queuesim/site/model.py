@@ -203,6 +203,37 @@ class Fairshare(_Frozen):
         return self.decay_factor is not None
 
 
+class MultifactorPriority(_Frozen):
+    """Slurm's priority/multifactor weights, for ``ordering: slurm-multifactor``
+    (slurm.conf(5) ``PriorityWeight*``, ``PriorityMaxAge``, ``PriorityFavorSmall``;
+    Slurm's priority_multifactor page). Each factor lies in [0, 1]; a job's priority is
+    the sum of weight x factor (see :mod:`queuesim.core.multifactor`)."""
+
+    weight_age: float = Field(default=0, ge=0)
+    weight_fairshare: float = Field(default=0, ge=0)
+    weight_job_size: float = Field(default=0, ge=0)
+    weight_partition: float = Field(default=0, ge=0)
+    max_age: Duration = Field(
+        default=7 * 86400.0, gt=0, description="waiting this long gives the full age factor"
+    )
+    favor_small: bool = Field(
+        default=False, description="the job size factor favours small jobs (1 - CPUs share)"
+    )
+    partition_job_factor: dict[str, float] = Field(
+        default_factory=dict,
+        description="queue name -> its PriorityJobFactor (default 1); the partition factor "
+        "is a queue's value over the largest",
+    )
+
+    @field_validator("partition_job_factor")
+    @classmethod
+    def _non_negative(cls, factors: dict[str, float]) -> dict[str, float]:
+        bad = [name for name, value in factors.items() if value < 0]
+        if bad:
+            raise ValueError(f"a partition job factor must be 0 or more (queue {bad[0]!r})")
+        return factors
+
+
 class Dfrs(_Frozen):
     """Settings for dynamic fractional resource scheduling (policies like ``GreedyPM*``)."""
 
@@ -237,6 +268,7 @@ class Site(_Frozen):
     ordering: Ordering = Ordering.FCFS
     pbs_order: PbsOrder = PbsOrder()
     fairshare: Fairshare = Fairshare()
+    priority: MultifactorPriority = MultifactorPriority()
     scheduler: SchedulerSpec = SchedulerSpec()
     dfrs: Dfrs = Dfrs()
     not_modelled: tuple[NotModelled, ...] = Field(

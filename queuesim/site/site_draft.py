@@ -124,6 +124,9 @@ class DraftSite:
     pbs_order: dict[str, Any] = field(default_factory=dict)
     fairshare: dict[str, Any] = field(default_factory=dict)
     fairshare_where: list[Where] = field(default_factory=list)
+    #: Slurm's multifactor weights (the site's ``priority`` block), if any
+    priority: dict[str, Any] = field(default_factory=dict)
+    priority_where: list[Where] = field(default_factory=list)
     policy: str = "easy"
     params: dict[str, Any] = field(default_factory=dict)
     scheduler_where: list[Where] = field(default_factory=list)
@@ -285,6 +288,9 @@ def render_site_yaml(draft: DraftSite, report: ImportReport, command: str) -> st
     if draft.fairshare:
         out.append(f"# fairshare: {format_where(draft.fairshare_where)}")
         out.append(f"fairshare: {_dump(draft.fairshare)}")
+    if draft.priority:
+        out.append(f"# priority: {format_where(draft.priority_where)}")
+        out.append(f"priority: {_dump(draft.priority)}")
     out.append(f"# scheduler: {format_where(draft.scheduler_where)}")
     out += _comment(draft.scheduler_note)
     scheduler: dict[str, Any] = {"policy": draft.policy}

@@ -6,11 +6,15 @@ and ``sacctmgr show qos -P`` dumps. What becomes what:
 
 * nodes alike in CPUs, RealMemory, GPUs (``Gres=gpu...``), features and partitions ->
   one cluster each; partitions -> queues (MaxTime, DefaultTime, PriorityTier, the nodes);
-* ``SchedulerType=sched/backfill`` -> conservative backfilling (Slurm's backfill starts a
-  lower-priority job only if it delays no higher-priority job's expected start);
-  ``sched/builtin`` -> fcfs;
-* partition tiers -> ``ordering: queue-priority``; ``priority/multifactor`` with a
-  fairshare weight -> ``ordering: fairshare``; ``PriorityDecayHalfLife`` -> the half-life;
+* ``SchedulerType`` -> the ``slurm`` policy (``sched/builtin``: without its backfill
+  cycle), and the ``SchedulerParameters`` it models (bf_interval, bf_window,
+  bf_resolution, bf_max_job_test, bf_max_job_user, default_queue_depth, sched_interval)
+  -> its parameters of the same names;
+* ``PriorityType=priority/multifactor`` -> ``ordering: slurm-multifactor`` with the
+  ``priority`` block (PriorityWeightAge/Fairshare/JobSize/Partition, PriorityMaxAge,
+  PriorityFavorSmall, the partitions' PriorityJobFactor), ``PriorityDecayHalfLife`` ->
+  the fairshare half-life; partition tiers -> queue priorities (``queue-priority`` under
+  priority/basic);
 * ``SelectTypeParameters=CR_*_Memory`` -> ``memory: per-cpu`` (when every node gives
   RealMemory);
 * QOS and association limits -> per-queue limits (:mod:`queuesim.site.slurm_accounts`).
@@ -23,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from queuesim.common.errors import ConfigError
 from queuesim.site.import_report import ImportReport, Where
@@ -56,15 +61,19 @@ _INFRASTRUCTURE = re.compile(
     r"port|program|path|timeout|debug|syslog|logfmt)$)"
 )
 
-_SCHED_PARAMS = {
-    "bf_interval": "how often the backfill loop runs; queuesim plans at every event",
-    "bf_window": "how far ahead backfill plans reservations; queuesim plans without horizon",
-    "bf_resolution": "time resolution of backfill plans; queuesim plans to the second",
-    "bf_max_job_test": "jobs backfill considers per cycle; queuesim considers all",
-    "bf_max_job_user": "jobs per user backfill considers per cycle",
-    "bf_continue": "backfill resumes after releasing locks; queuesim's pass is atomic",
-    "default_queue_depth": "jobs the main scheduler tries per pass; queuesim tries all",
-    "sched_interval": "how often the main scheduler runs; queuesim runs at every event",
+#: SchedulerParameters the ``slurm`` policy takes, under the same names
+_SCHED_PARAMS = (
+    "bf_interval",
+    "bf_window",
+    "bf_resolution",
+    "bf_max_job_test",
+    "bf_max_job_user",
+    "default_queue_depth",
+    "sched_interval",
+)
+_SCHED_NOT_MODELLED = {
+    "bf_continue": "backfill resumes after releasing locks; a simulated cycle is never "
+    "interrupted, so every cycle runs to its end",
 }
 
 
@@ -138,13 +147,22 @@ def _int(value: str, where: Where, key: str) -> int:
     return int(value)
 
 
+#: the PriorityWeight* settings the priority block maps, and its keys
+_WEIGHTS = {
+    "priorityweightage": "weight_age",
+    "priorityweightfairshare": "weight_fairshare",
+    "priorityweightjobsize": "weight_job_size",
+    "priorityweightpartition": "weight_partition",
+}
+
+
 def _ordering(
     draft: DraftSite,
     partitions: list[Partition],
     settings: dict[str, tuple[str, str, Where]],
     report: ImportReport,
 ) -> None:
-    """Partition tiers, the priority plugin and its weights -> ordering and fairshare."""
+    """Partition tiers, the priority plugin and its weights -> ordering and priority."""
     queues = {q.name: q for q in draft.queues}
     parts = [p for p in partitions if p.name in queues]
     tier = {
@@ -153,110 +171,131 @@ def _ordering(
         )
         for p in parts
     }
-    factor = {
-        p.name: _int(
-            p.attrs.get("priorityjobfactor", p.attrs.get("priority", "1")),
-            p.where[0],
-            "PriorityJobFactor",
-        )
-        for p in parts
-    }
-    ptype = settings.get("prioritytype", ("PriorityType", "priority/basic", None))
+    ptype = settings.pop("prioritytype", ("PriorityType", "priority/basic", None))
     multifactor = ptype[1].lower() == "priority/multifactor"
-    weights = {k: settings[k] for k in settings if k.startswith("priorityweight")}
-
-    def weight(key: str) -> int:
-        """A PriorityWeight* setting (0 when absent)."""
-        if key.lower() not in weights:
-            return 0
-        _, value, where = weights[key.lower()]
-        return _int(value, where, key)
-
-    wfs = weight("PriorityWeightFairshare")
-    wpart = weight("PriorityWeightPartition")
-    where = [p.where[0] for p in parts]
-    fairshare = multifactor and wfs > 0
-    if len(set(tier.values())) > 1:
+    tiers = len(set(tier.values())) > 1
+    if tiers:
         for name, t in tier.items():
             queues[name].priority = t
-        draft.ordering = "queue-priority"
-        note = "partitions of a higher PriorityTier are scheduled first"
-        if not fairshare:
-            note += "; within a tier queuesim orders by fairshare, Slurm by the other factors"
-    elif multifactor and wpart > 0 and len(set(factor.values())) > 1:
-        for name, f in factor.items():
-            queues[name].priority = f
-        draft.ordering = "queue-priority"
-        note = (
-            "approximately: PriorityJobFactor x PriorityWeightPartition is one term of "
-            "Slurm's priority sum; queuesim orders by it first, then by fairshare"
-        )
-    elif fairshare:
-        draft.ordering, note = "fairshare", "PriorityWeightFairshare > 0"
-        where = []
+    where = [p.where[0] for p in parts] if tiers else []
+    if multifactor:
+        draft.ordering = "slurm-multifactor"
+        note = "partitions by PriorityTier, then the weighted sum of the factors (priority:)"
+        _multifactor(draft, parts, settings, report)
+    elif tiers:
+        draft.ordering, note = "queue-priority", "partitions of a higher PriorityTier first"
     else:
-        draft.ordering, note = "fcfs", "no fairshare weight and no partition tiers"
-        where = []
+        draft.ordering, note = "fcfs", "priority/basic: by submit time"
     draft.ordering_where = where + ([ptype[2]] if ptype[2] else [])
     report.map(ptype[0], ptype[1], ptype[2] or [], f"ordering: {draft.ordering}", note)
-    for key, (written, value, w) in weights.items():
-        used = (key == "priorityweightfairshare" and fairshare) or (
-            key == "priorityweightpartition"
-            and draft.ordering == "queue-priority"
-            and not len(set(tier.values())) > 1
-        )
-        if used or value.strip() == "0" or not multifactor:
-            why = (
-                "used"
-                if used
-                else (
-                    "no effect, as in queuesim"
-                    if value.strip() == "0"
-                    else "no effect without priority/multifactor"
-                )
-            )
+    for key in [k for k in settings if k.startswith("priorityweight")]:
+        written, value, w = settings.pop(key)
+        if value.strip() == "0" or not multifactor:
+            why = "no effect, as in queuesim" if value.strip() == "0" else "no effect"
             report.map(written, value, w, f"ordering: {draft.ordering}", why)
         else:
             report.skip(
                 written,
                 value,
                 w,
-                "a term of Slurm's priority sum; queuesim orders "
-                "by queue priority and fairshare only",
+                "a priority factor queuesim does not model (QOS: a trace does not give "
+                "each job's QOS; TRES, association, nice: not modelled)",
             )
-    if draft.ordering in ("fairshare", "queue-priority"):
-        half = settings.get("prioritydecayhalflife")
-        seconds = slurm_time(half[1], half[2], half[0]) if half else 7 * 86400.0
-        if half and not seconds:
-            report.skip(
-                half[0],
-                half[1],
-                half[2],
-                "no decay; queuesim's fairshare always "
-                "decays (the 7-day default half-life is used)",
+
+
+def _multifactor(
+    draft: DraftSite,
+    parts: list[Partition],
+    settings: dict[str, tuple[str, str, Where]],
+    report: ImportReport,
+) -> None:
+    """priority/multifactor's weights, PriorityMaxAge, PriorityFavorSmall, the partitions'
+    PriorityJobFactor and PriorityDecayHalfLife -> the priority block and the half-life."""
+    prio: dict[str, Any] = {}
+    for key, name in _WEIGHTS.items():
+        if key in settings:
+            written, value, w = settings.pop(key)
+            prio[name] = _int(value, w, written)
+            draft.priority_where.append(w)
+            note = "CPUs over the site's CPUs (Slurm also averages in nodes)" * (
+                name == "weight_job_size"
             )
-        else:
-            draft.fairshare["half_life"] = format_span(seconds or 0)
-            draft.fairshare_where = [half[2]] if half else []
-            if half:
-                report.map(half[0], half[1], half[2], "fairshare.half_life")
-    for key in ("prioritytype", "prioritydecayhalflife", *weights):
-        settings.pop(key, None)
+            report.map(written, value, w, f"priority.{name}", note)
+    if "prioritymaxage" in settings:
+        written, value, w = settings.pop("prioritymaxage")
+        seconds = slurm_time(value, w, written)
+        prio["max_age"] = format_span(seconds) if seconds else "1s"
+        draft.priority_where.append(w)
+        report.map(written, value, w, "priority.max_age")
+    if "priorityfavorsmall" in settings:
+        written, value, w = settings.pop("priorityfavorsmall")
+        prio["favor_small"] = value.strip().lower() in ("yes", "1", "true")
+        draft.priority_where.append(w)
+        report.map(written, value, w, "priority.favor_small")
+    factors = {}
+    for p in parts:
+        if "priorityjobfactor" in p.attrs:
+            factors[p.name] = _int(p.attrs["priorityjobfactor"], p.where[0], "PriorityJobFactor")
+    if factors:
+        prio["partition_job_factor"] = factors
+    draft.priority = prio
+    half = settings.pop("prioritydecayhalflife", None)
+    seconds = slurm_time(half[1], half[2], half[0]) if half else 7 * 86400.0
+    if half and not seconds:
+        report.skip(
+            half[0],
+            half[1],
+            half[2],
+            "no decay; queuesim's fairshare always decays (the 7-day default half-life is used)",
+        )
+    else:
+        draft.fairshare["half_life"] = format_span(seconds or 0)
+        draft.fairshare_where = [half[2]] if half else []
+        if half:
+            report.map(half[0], half[1], half[2], "fairshare.half_life")
+    flags = settings.pop("priorityflags", None)
+    fair_tree = flags is None or "no_fair_tree" not in flags[1].lower()
+    if prio.get("weight_fairshare") and fair_tree:
+        written, value, w = flags or (
+            "PriorityFlags",
+            "(not set: Fair Tree, Slurm's default since 19.05)",
+            draft.priority_where[0],
+        )
+        report.skip(
+            written,
+            value,
+            w,
+            "Fair Tree fair-share is not modelled; queuesim computes the classic "
+            "2^(-U/S) factor over users",
+        )
+    elif flags and {f.strip().lower() for f in flags[1].split(",")} == {"no_fair_tree"}:
+        report.map(*flags, "ordering: slurm-multifactor", "the classic fair-share factor")
+    elif flags:
+        report.skip(*flags, "priority flags other than NO_FAIR_TREE are not modelled")
+
+
+def _int_param(item: str, where: Where, key: str) -> int:
+    """A ``name=value`` SchedulerParameters item's whole number."""
+    value = item.partition("=")[2].strip()
+    if not re.fullmatch(r"\d+", value):
+        raise ConfigError(f"{where}: SchedulerParameters {item}: expected {key}=<whole number>")
+    return int(value)
 
 
 def _scheduler(
     draft: DraftSite, settings: dict[str, tuple[str, str, Where]], report: ImportReport
 ) -> None:
+    """SchedulerType and SchedulerParameters -> the ``slurm`` policy and its parameters."""
     stype = settings.pop("schedulertype", ("SchedulerType", "sched/backfill", None))
     value = stype[1].lower()
+    draft.policy = "slurm"
     if value == "sched/builtin":
-        draft.policy = "fcfs"
-        draft.scheduler_note = "sched/builtin: strict priority order, no backfilling"
+        draft.params["backfill"] = False
+        draft.scheduler_note = "sched/builtin: the main scheduler only, no backfill cycle"
     else:
-        draft.policy = "conservative"
         draft.scheduler_note = (
-            "sched/backfill: a lower-priority job starts only if it delays\n"
-            "no higher-priority job's expected start (conservative)"
+            "sched/backfill: the main scheduler at every submit and end, and\n"
+            "a backfill cycle every bf_interval seconds"
         )
         if value != "sched/backfill":
             report.skip(
@@ -267,17 +306,23 @@ def _scheduler(
             )
     draft.scheduler_where = [stype[2]] if stype[2] else []
     if stype[2] and value in ("sched/builtin", "sched/backfill"):
-        report.map(stype[0], stype[1], stype[2], f"scheduler.policy: {draft.policy}")
+        report.map(stype[0], stype[1], stype[2], "scheduler.policy: slurm")
     params = settings.pop("schedulerparameters", None)
     if params:
         for item in (i.strip() for i in params[1].split(",") if i.strip()):
-            name = item.split("=")[0].lower()
-            report.skip(
-                f"{params[0]} {name}",
-                item,
-                params[2],
-                _SCHED_PARAMS.get(name, "a scheduler tuning the site model has no key for"),
-            )
+            name = item.split("=")[0].strip().lower()
+            if name in _SCHED_PARAMS:
+                draft.params[name] = _int_param(item, params[2], name)
+                report.map(f"{params[0]} {name}", item, params[2], f"scheduler.params.{name}")
+            else:
+                report.skip(
+                    f"{params[0]} {name}",
+                    item,
+                    params[2],
+                    _SCHED_NOT_MODELLED.get(
+                        name, "a scheduler tuning the site model has no key for"
+                    ),
+                )
 
 
 def _memory(
@@ -400,8 +445,8 @@ def import_slurm(path: Path, assoc: Path | None = None, qos: Path | None = None)
         reason = (
             "daemon, path, logging or accounting plumbing: no bearing on scheduling decisions"
             if _INFRASTRUCTURE.match(key)
-            else "a multifactor priority setting; queuesim orders by queue priority and "
-            "fairshare only"
+            else "a priority setting queuesim does not model (priorities are computed "
+            "afresh at every pass)"
             if key.startswith("priority")
             else "preemption is not modelled"
             if key.startswith("preempt")

@@ -184,7 +184,7 @@ PARTITION_MAPPED = {
     "defaulttime": "queues[].default_walltime",
     "prioritytier": "queues[].priority",
     "priority": "queues[].priority",
-    "priorityjobfactor": "queues[].priority (when partitions differ only by it)",
+    "priorityjobfactor": "priority.partition_job_factor (with priority/multifactor)",
     "default": "the queue preferred for walltime routing",
     "qos": "queues[] per-user limits (from the QOS dump)",
 }
