@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from queuesim.core.planning import _stop_queue
 from queuesim.core.profile import Profile, _earliest, _split, _take, _take_all, new_profile
 
 
@@ -152,3 +153,19 @@ def test_taking_all_at_once_gives_the_profile_of_taking_each_in_turn(
     took = _take_all(at_once, starts, durations, per_cpu, gpn, plans)
     assert took == (not below_zero)
     assert state(at_once) == (state(one_by_one) if took else before)
+
+
+def test_closing_pools_for_slurms_stopped_queue_is_seen_by_the_next_fits_now_question() -> None:
+    """After a question has filled the running minima, Slurm's main scheduler closes the
+    pools of a job that could not start: a job that fitted there no longer fits now."""
+    prof = new_profile(8, 2, 0)
+    prof.times[:2] = [0.0, 100.0]
+    prof.cpus[:2] = [[4, 4], [4, 4]]
+    prof.mem[:2] = 0
+    prof.size[0] = 2
+    room = np.zeros(2, dtype=np.int64)
+    first_pool = np.array([True, False])
+    assert _earliest(prof, 2, 0, 0, 0, first_pool, 50.0, True, room) == 0
+    _stop_queue(prof, first_pool, np.zeros(1, dtype=np.bool_), 0)
+    assert _earliest(prof, 2, 0, 0, 0, first_pool, 50.0, True, room) == -1
+    assert _earliest(prof, 2, 0, 0, 0, np.array([False, True]), 50.0, True, room) == 0
