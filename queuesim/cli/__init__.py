@@ -34,6 +34,7 @@ from queuesim.cli import (
     run,
     solve,
     study,
+    sweep,
     validate,
 )
 from queuesim.cli.options import EXAMPLES
@@ -49,6 +50,7 @@ COMMANDS = (
     policies,
     bench,
     compare,
+    sweep,
     fidelity,
     heatmap,
     generate,
