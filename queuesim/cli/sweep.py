@@ -275,7 +275,7 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
         header = f"# the site of sweep cell {row['key']} (trace {row['trace']}"
         header += f", load factor {row['load_factor']:g})\n" if row["load_factor"] != 1 else ")\n"
         text = header + site_yaml(site)
-        console.print(text, highlight=False, markup=False, end="")
+        console.print(text, highlight=False, markup=False, soft_wrap=True, end="")
         return 0
     for name, value in row.items():
         if name != "site" and value == value:  # NaN: a column of another cell's queues

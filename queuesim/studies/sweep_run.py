@@ -81,7 +81,7 @@ class Execution:
             raise QueuesimError("give either a scheduler address or a batch cluster, not both")
         if self.workers is not None and self.workers < 1:
             raise QueuesimError(f"workers must be at least 1, got {self.workers}")
-        if self.scheduler is not None and not self.scheduler.startswith(("tcp://", "tls://")):
+        if self.scheduler is not None and "://" not in self.scheduler:
             raise QueuesimError(
                 f"scheduler expects an address like tcp://HOST:8786, got {self.scheduler!r}"
             )
