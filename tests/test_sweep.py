@@ -246,3 +246,31 @@ def test_other_commands_do_not_import_dask() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     )
     assert out.stdout.strip() == "False"
+
+
+def test_api_returns_the_table_and_keeps_jobs_on_request(
+    tmp_path: Path, trace: Path, scheduler: str
+) -> None:
+    """queuesim.sweep() returns one row per cell in the spec's order, with the axis values
+    as columns; per-job tables are written only with keep_jobs, one per cell; each worker
+    read the trace once, however many cells it ran."""
+    from distributed import Client
+
+    import queuesim
+
+    spec = _spec(tmp_path, trace, [144, 120, 100], ["easy"])
+    table = queuesim.sweep(spec, tmp_path / "a", scheduler=scheduler)
+    assert table["cell"].tolist() == [0, 1, 2] and table["pool"].tolist() == [144, 120, 100]
+    assert not (tmp_path / "a" / "jobs").exists()
+    queuesim.sweep(spec, tmp_path / "b", scheduler=scheduler, keep_jobs=True)
+    kept = sorted(p.name.removesuffix(".parquet") for p in (tmp_path / "b" / "jobs").iterdir())
+    assert kept == sorted(table["key"])
+    assert len(pd.read_parquet(tmp_path / "b" / "jobs" / f"{kept[0]}.parquet")) == 300
+    with Client(scheduler) as client:
+        reads = client.run(
+            lambda dask_worker: (
+                getattr(dask_worker, "_queuesim_cache", None)
+                and (dask_worker._queuesim_cache.reads)
+            )
+        )
+    assert 1 in reads.values() and set(reads.values()) <= {None, 1}
