@@ -186,7 +186,8 @@ def test_command_line_run_show_and_report(
     tmp_path: Path, trace: Path, scheduler: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`sweep run` against a scheduler writes the rows and the report; `sweep show KEY
-    --site` prints a site file that loads back to the cell's site; a dry run with
+    --site` prints a site file that loads back to the cell's site; `sweep report` writes
+    the same bytes again; a dry run with
     --cluster prints the job script and runs nothing."""
     spec = _spec(tmp_path, trace, [144, 100], ["easy"])
     out = tmp_path / "out"
@@ -200,6 +201,10 @@ def test_command_line_run_show_and_report(
     assert {"pareto.png", "effects.png", "cells.csv", "report.html"} <= {
         p.name for p in (out / "report").iterdir()
     }
+    again = tmp_path / "again"
+    assert main(["sweep", "report", str(spec), "--out", str(out), "--to", str(again)]) == 0
+    for name in ("report.md", "report.html", "cells.csv", "pareto.png", "effects.png"):
+        assert (again / name).read_bytes() == (out / "report" / name).read_bytes(), name
     capsys.readouterr()
     cell = plan(spec, out).cells[1]
     assert main(["sweep", "show", cell.key[:10], "--out", str(out), "--site"]) == 0

@@ -129,28 +129,28 @@ def _png(fig: Any) -> bytes:
 
 
 def pareto_png(table: pd.DataFrame, x: str, y: str, front: pd.Series) -> bytes:
-    """Every finished cell at (x, y), the front drawn through its cells, numbered."""
+    """Every finished cell at (x, y), the front drawn through its cells, numbered (cells
+    at one point share a label); times in hours."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
+    (xlabel, xs), (ylabel, ys) = _shown(x), _shown(y)
     done = table.loc[front.index]
     fig = Figure(figsize=(6, 4.5))
     ax = fig.add_subplot()
-    ax.scatter(done[x], done[y], color="#999999", s=18, label="cell")
-    on = done[front.to_numpy()].sort_values(x)
-    ax.plot(on[x], on[y], "o-", color="#17692e", label="Pareto front")
-    for _, row in on.iterrows():
+    ax.scatter(done[x] / xs, done[y] / ys, color="#999999", s=18, label="cell")
+    on = done[front.to_numpy()].sort_values([x, y])
+    ax.plot(on[x] / xs, on[y] / ys, "o-", color="#17692e", label="Pareto front")
+    for _, group in on.groupby([x, y], sort=True):
+        px, py = float(group[x].iloc[0]), float(group[y].iloc[0])
+        label = ", ".join(str(c) for c in group["cell"])
         ax.annotate(
-            str(row["cell"]),
-            (row[x], row[y]),
-            textcoords="offset points",
-            xytext=(4, 4),
-            fontsize=8,
+            label, (px / xs, py / ys), textcoords="offset points", xytext=(4, 4), fontsize=8
         )
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.legend()
     fig.tight_layout()
     return _png(fig)
@@ -163,25 +163,19 @@ def effects_png(effects: pd.DataFrame, metric: str) -> bytes:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
+    label, scale = _shown(metric)
     axes = list(dict.fromkeys(effects["axis"]))
     fig = Figure(figsize=(3.2 * max(1, len(axes)), 3.4))
     for k, name in enumerate(axes, start=1):
         part = effects[effects["axis"] == name]
-        ax = fig.add_subplot(1, len(axes), k)
-        xs = range(len(part))
-        mean = part["mean"].to_numpy()
-        ax.errorbar(
-            xs,
-            mean,
-            yerr=[mean - part["min"].to_numpy(), part["max"].to_numpy() - mean],
-            fmt="o-",
-            capsize=3,
-            color="#1f4e8c",
-        )
-        ax.set_xticks(list(xs), [str(v) for v in part["value"]])
+        ax = fig.add_subplot(1, len(axes), k, sharey=fig.axes[0] if k > 1 else None)
+        xs = list(range(len(part)))
+        mean, low, high = (part[c].to_numpy() / scale for c in ("mean", "min", "max"))
+        ax.errorbar(xs, mean, yerr=[mean - low, high - mean], fmt="o-", capsize=3, color="#1f4e8c")
+        ax.set_xticks(xs, [str(v) for v in part["value"]])
         ax.set_xlabel(name)
         if k == 1:
-            ax.set_ylabel(f"{metric} (mean, min-max)")
+            ax.set_ylabel(f"{label}: mean, min-max")
     fig.tight_layout()
     return _png(fig)
 
