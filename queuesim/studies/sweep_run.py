@@ -150,12 +150,11 @@ def connect(execution: Execution) -> Iterator[Any]:
         cluster.scale(jobs=jq.jobs)
     else:
         workers = execution.workers or os.cpu_count() or 1
-        with_dashboard = importlib.util.find_spec("bokeh") is not None
         cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
             processes=execution.processes,
-            dashboard_address=":0" if with_dashboard else None,
+            dashboard_address=":0",  # a free port: two sweeps on one machine do not clash
             silence_logs=logging.ERROR,
         )
     with cluster, Client(cluster) as client:
