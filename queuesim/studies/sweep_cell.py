@@ -170,7 +170,7 @@ def run_cell(task: CellTask) -> tuple[dict[str, Any], pd.DataFrame | None]:
                 row[f"{QUEUE_PREFIX}{queue}.{figure}"] = figures[figure]
         if task.keep_jobs:
             jobs = result.jobs
-    except (QueuesimError, Exception) as exc:  # recorded with the cell; the others go on
+    except Exception as exc:  # recorded with the cell; the others go on
         row["status"] = "failed"
         kind = "" if isinstance(exc, QueuesimError) else f"{type(exc).__name__}: "
         row["error"] = f"{kind}{exc}"

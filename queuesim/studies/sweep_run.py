@@ -89,7 +89,8 @@ class Execution:
 
 @dataclass(frozen=True)
 class SweepProgress:
-    """Where a sweep stands: cells to run, ended (of which failed), running now."""
+    """Where a sweep stands: cells to run, ended (of which failed), and running now - the
+    cells not ended, up to the workers' threads (the scheduler holds the rest back)."""
 
     total: int
     done: int
