@@ -183,7 +183,11 @@ def test_job_scripts_for_pbs_and_slurm() -> None:
 
 
 def test_command_line_run_show_and_report(
-    tmp_path: Path, trace: Path, scheduler: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    trace: Path,
+    scheduler: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`sweep run` against a scheduler writes the rows and the report; `sweep show KEY
     --site` prints a site file that loads back to the cell's site; `sweep report` writes
@@ -210,6 +214,10 @@ def test_command_line_run_show_and_report(
     assert main(["sweep", "show", cell.key[:10], "--out", str(out), "--site"]) == 0
     shown = Site.model_validate(yaml.safe_load(capsys.readouterr().out))
     assert shown == cell.site and shown.queues[0].cpu_pool == 100
+    out.rename(tmp_path / "sweep-t")  # the default folder of spec `t`, found without --out
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "show", cell.key[:10], "--site"]) == 0
+    assert Site.model_validate(yaml.safe_load(capsys.readouterr().out)) == cell.site
 
 
 def test_site_yaml_loads_back_to_the_same_site() -> None:

@@ -104,7 +104,9 @@ def _add_show(actions: Any) -> None:
         "show", help="show one cell (its row, or with --site the site file reproducing it)"
     )
     parser.add_argument("cell", metavar="CELL", help="the cell's key, or its first characters")
-    _add_out(parser)
+    parser.add_argument(
+        "--out", metavar="DIR", help="the results folder (default: every sweep-NAME here)"
+    )
     parser.add_argument("--site", action="store_true", help="print the cell's site as YAML")
     parser.set_defaults(handler=cmd_show)
 
@@ -257,18 +259,24 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     import json
 
+    import pandas as pd
+
     from queuesim.site.model import Site
     from queuesim.site.site_yaml import site_yaml
     from queuesim.studies.sweep_store import read_rows
 
-    out = Path(args.out) if args.out else None
-    if out is None:
-        raise QueuesimError("sweep show: give --out DIR, the sweep's results folder")
-    rows = read_rows(out)
-    found = rows[rows["key"].str.startswith(args.cell)]
+    # without --out: every results folder sweep run made here by default (sweep-NAME)
+    folders = (
+        [Path(args.out)] if args.out else sorted(p.parent for p in Path().glob("sweep-*/cells"))
+    )
+    if not folders:
+        raise QueuesimError("sweep show: no sweep-NAME folder here; give --out DIR")
+    rows = pd.concat([read_rows(folder) for folder in folders], ignore_index=True)
+    found = rows[rows["key"].str.startswith(args.cell)].drop_duplicates("key")
     if len(found) != 1:
         what = "no cell" if found.empty else f"{len(found)} cells"
-        raise QueuesimError(f"{what} in {out} with a key starting {args.cell!r}")
+        where = ", ".join(str(f) for f in folders)
+        raise QueuesimError(f"{what} in {where} with a key starting {args.cell!r}")
     row = found.iloc[0]
     if args.site:
         site = Site.model_validate(json.loads(row["site"]))
