@@ -5,7 +5,8 @@ The Python API mirrors the command line: :func:`simulate` returns a :class:`Resu
 (per-job table and run facts); :func:`metrics_of` computes its metrics; :func:`compare`
 runs one workload through several setups and returns a :class:`Comparison` (tables,
 wait changes against a baseline, heatmaps: see :mod:`queuesim.results.comparison` and
-:func:`queuesim.results.heatmap.wait_grid`).
+:func:`queuesim.results.heatmap.wait_grid`); :func:`sweep` runs the cells of a sweep spec
+on Dask and returns their table (a DataFrame).
 
 The names are imported when first used (PEP 562), so that importing a part of queuesim -
 a command of :mod:`queuesim.cli`, the trace readers - does not import the simulator,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from queuesim.site.model import Site
     from queuesim.studies.compare import Setup, compare
     from queuesim.studies.simulate import metrics_of, simulate
+    from queuesim.studies.sweep import sweep
 
 #: where each name of the API is defined
 _HOMES = {
@@ -44,6 +46,7 @@ _HOMES = {
     "load_workload": "queuesim.core.workload",
     "metrics_of": "queuesim.studies.simulate",
     "simulate": "queuesim.studies.simulate",
+    "sweep": "queuesim.studies.sweep",
 }
 
 __all__ = [
@@ -61,6 +64,7 @@ __all__ = [
     "load_workload",
     "metrics_of",
     "simulate",
+    "sweep",
 ]
 
 

@@ -35,6 +35,7 @@ from queuesim.cli import (
     run,
     solve,
     study,
+    sweep,
     validate,
 )
 from queuesim.cli.options import EXAMPLES
@@ -50,6 +51,7 @@ COMMANDS = (
     policies,
     bench,
     compare,
+    sweep,
     fidelity,
     heatmap,
     report,

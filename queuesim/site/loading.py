@@ -19,7 +19,7 @@ from queuesim.site.model import Site
 _UNION_TAGS = frozenset({"int", "str", "float", "bool"})
 
 
-def _format_location(loc: tuple[int | str, ...]) -> str:
+def format_location(loc: tuple[int | str, ...]) -> str:
     path = ""
     for part in loc:
         if isinstance(part, int):
@@ -61,7 +61,7 @@ def site_errors(data: object) -> list[str]:
             loc = tuple(error["loc"])
             if error["type"] == "too_short" and loc in failed_parents:
                 continue  # the list's items failed; their own errors say why
-            where = _format_location(loc)
+            where = format_location(loc)
             text = _describe(error)
             # cross-reference problems already carry their own key paths
             if where == "(top level)" and ": " in text:
@@ -109,13 +109,10 @@ def read_clusters(path: str | Path, where: str) -> object:
     return doc["clusters"]
 
 
-def load_site(path: str | Path, clusters: str | Path | None = None) -> Site:
-    """Load and validate a site file; raise :class:`ConfigError` listing every problem.
-
-    A site file may take its clusters from another file with ``clusters_from: PATH``
-    (relative to the site file); ``clusters`` (a clusters file) replaces them, to run one
-    setup on another machine. ``path`` may also name a bundled site file
-    (``metacentrum-historic``; see :mod:`queuesim.common.bundled`), as may ``clusters``."""
+def site_document(path: str | Path, clusters: str | Path | None = None) -> object:
+    """A site file's document as :func:`load_site` validates it: the YAML with
+    ``clusters_from`` (or ``clusters``, a clusters file) resolved into ``clusters``. A sweep
+    changes keys of it and validates each changed copy with :func:`site_errors`."""
     path = bundled.site_file(path)
     data = read_site_document(path)
     if isinstance(data, dict) and "clusters_from" in data:
@@ -127,6 +124,18 @@ def load_site(path: str | Path, clusters: str | Path | None = None) -> Site:
         data["clusters"] = read_clusters(Path(path).parent / source, f"{path}: clusters_from")
     if clusters is not None and isinstance(data, dict):
         data["clusters"] = read_clusters(clusters, "--clusters")
+    return data
+
+
+def load_site(path: str | Path, clusters: str | Path | None = None) -> Site:
+    """Load and validate a site file; raise :class:`ConfigError` listing every problem.
+
+    A site file may take its clusters from another file with ``clusters_from: PATH``
+    (relative to the site file); ``clusters`` (a clusters file) replaces them, to run one
+    setup on another machine. ``path`` may also name a bundled site file
+    (``metacentrum-historic``; see :mod:`queuesim.common.bundled`), as may ``clusters``."""
+    path = bundled.site_file(path)
+    data = site_document(path, clusters)
     problems = site_errors(data)
     if problems:
         listing = "\n".join(f"  {path}: {p}" for p in problems)
