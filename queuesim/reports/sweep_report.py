@@ -5,8 +5,9 @@ marginalised), the best cells with the command that prints their site file, and 
 cells that failed. Written as ``report.md``, ``report.html``, ``cells.csv``,
 ``pareto.png`` and ``effects.png``, each atomically and byte-for-byte reproducible.
 
-The content is built as blocks here; rendering is the document model's, so that the
-report moves with it.
+The content is built as a :class:`~queuesim.reports.document.Report` here; rendering is
+the report model's. Names read from the spec or the rows (axes, values, traces, errors) go
+in as values, never as markup, so every renderer escapes them.
 """
 
 from __future__ import annotations
@@ -23,16 +24,21 @@ from queuesim.common.atomic import atomic_path, atomic_write_text
 from queuesim.reports.document import (
     Block,
     Bullets,
-    DocTable,
-    Heading,
-    Image,
+    Code,
+    Figure,
     Para,
-    to_html,
-    to_markdown,
+    Report,
+    Section,
+    Table,
+    Text,
+    Verbatim,
+    text_of,
 )
+from queuesim.reports.render_html import to_html
+from queuesim.reports.render_markdown import to_markdown
 from queuesim.results.sweep_analysis import axis_effects, best_cells, pareto_front
 
-__all__ = ["sweep_blocks", "write_sweep_report"]
+__all__ = ["sweep_report", "write_sweep_report"]
 
 #: the whole-run metrics in the cell table, with how each is shown
 _METRICS = (
@@ -80,7 +86,7 @@ def _queues(table: pd.DataFrame) -> list[str]:
     return names
 
 
-def _cell_tables(table: pd.DataFrame, axes: Sequence[str], front: pd.Series) -> list[Block]:
+def _cell_sections(table: pd.DataFrame, axes: Sequence[str], front: pd.Series) -> list[Section]:
     head = ["cell", "key", *axes, "status"]
     metric_names = [(m, label, s) for m, label, s in _METRICS if m in table.columns]
     rows = []
@@ -95,13 +101,13 @@ def _cell_tables(table: pd.DataFrame, axes: Sequence[str], front: pd.Series) -> 
                 *(_fmt(row.get(m), s) for m, _, s in metric_names),
             ]
         )
-    whole = DocTable(
+    whole = Table(
         [*head, *(label for _, label, _ in metric_names)],
         rows,
         [False] * len(head) + [True] * len(metric_names),
     )
     queues = _queues(table)
-    per_queue = DocTable(
+    per_queue = Table(
         ["cell", *axes, *queues],
         [
             [
@@ -114,11 +120,11 @@ def _cell_tables(table: pd.DataFrame, axes: Sequence[str], front: pd.Series) -> 
         [False] * (1 + len(axes)) + [True] * len(queues),
     )
     return [
-        Heading(2, "Cells"),
-        Para("Whole run; `*` marks the cells on the Pareto front. Times in hours."),
-        whole,
-        Heading(2, "Mean wait per queue (h)"),
-        per_queue,
+        Section(
+            "Cells",
+            [Para.of("Whole run; `*` marks the cells on the Pareto front. Times in hours."), whole],
+        ),
+        Section("Mean wait per queue (h)", [per_queue]),
     ]
 
 
@@ -180,94 +186,128 @@ def effects_png(effects: pd.DataFrame, metric: str) -> bytes:
     return _png(fig)
 
 
-def sweep_blocks(
-    spec: Any, table: pd.DataFrame, out_hint: str
-) -> tuple[list[Block], dict[str, bytes]]:
-    """The report's blocks and its figures (file name -> PNG bytes)."""
+def _best_cell(row: pd.Series, axes: Sequence[str], metric: str, out_hint: str) -> Text:
+    """A best cell: its values, its figure and the command that prints its site file."""
+    label, scale = _shown(metric)
+    values = ", ".join(f"{a}={row[a]}" for a in axes)
+    command = f"queuesim sweep show {str(row['key'])[:12]} --site --out {out_hint}"
+    return text_of(
+        Verbatim(f"cell {row['cell']} ({values}): {label} {_fmt(row[metric], scale)}; its site: "),
+        Code(command),
+    )
+
+
+def _traces(table: pd.DataFrame) -> list[Code | str]:
+    """The sweep's traces as code spans, comma-separated."""
+    parts: list[Code | str] = []
+    for k, trace in enumerate(dict.fromkeys(table["trace_file"])):
+        parts += [", ", Code(str(trace))] if k else [Code(str(trace))]
+    return parts
+
+
+def sweep_report(spec: Any, table: pd.DataFrame, out_hint: str) -> tuple[Report, dict[str, bytes]]:
+    """The report and its figures (file name -> PNG bytes)."""
     axes = _axes(table)
     x, y = spec.report.pareto
     maximise = spec.report.maximise
     done = table[table["status"] == "done"]
     counts = table["status"].value_counts()
-    blocks: list[Block] = [
-        Heading(1, f"Sweep {spec.name}"),
-        Para(spec.description or f"{len(table)} cells over {', '.join(axes) or 'no axis'}."),
+    lead: list[Block] = [
+        Para.of(Verbatim(spec.description))
+        if spec.description
+        else Para.of(f"{len(table)} cells over ", Verbatim(", ".join(axes) or "no axis"), "."),
         Para(
-            f"{len(table)} cells: "
-            + ", ".join(f"{n} {s}" for s, n in counts.items())
-            + f". Base site `{spec.site}`, traces "
-            + ", ".join(f"`{t}`" for t in dict.fromkeys(table["trace_file"]))
-            + "."
+            text_of(
+                f"{len(table)} cells: " + ", ".join(f"{n} {s}" for s, n in counts.items()),
+                ". Base site ",
+                Code(str(spec.site)),
+                ", traces ",
+                *_traces(table),
+                ".",
+            )
         ),
     ]
     figures: dict[str, bytes] = {}
     front = pareto_front(table, x, y, maximise=maximise) if len(done) else pd.Series(dtype=bool)
-    blocks += _cell_tables(table, axes, front)
+    sections = _cell_sections(table, axes, front)
     if len(done):
         figures["pareto.png"] = pareto_png(table, x, y, front)
-        blocks += [
-            Heading(2, f"Pareto front: {x} against {y}"),
-            Para(
-                f"Cells no other cell beats in both {x} and {y}: "
-                + ", ".join(str(c) for c in table.loc[front[front].index, "cell"])
-                + "."
-            ),
-            Image("pareto.png", f"{x} against {y}", figures["pareto.png"]),
-        ]
+        sections.append(
+            Section(
+                f"Pareto front: {x} against {y}",
+                [
+                    Para.of(
+                        f"Cells no other cell beats in both {x} and {y}: ",
+                        Verbatim(", ".join(str(c) for c in table.loc[front[front].index, "cell"])),
+                        ".",
+                    ),
+                    Figure("pareto.png", f"{x} against {y}", figures["pareto.png"]),
+                ],
+            )
+        )
         metric = spec.report.rank_by
         label, scale = _shown(metric)
         effects = axis_effects(table, axes, metric)
         if axes:
             figures["effects.png"] = effects_png(effects, metric)
-            blocks += [
-                Heading(2, f"Effect of each axis on {label}"),
-                Para("Mean over the cells with that value, the other axes marginalised."),
-                DocTable(
-                    ["axis", "value", "mean", "min", "max", "cells"],
+            sections.append(
+                Section(
+                    f"Effect of each axis on {label}",
                     [
-                        [
-                            str(r.axis),
-                            str(r.value),
-                            _fmt(r.mean, scale),
-                            _fmt(r.min, scale),
-                            _fmt(r.max, scale),
-                            str(r.count),
-                        ]
-                        for r in effects.itertuples()
+                        Para.of(
+                            "Mean over the cells with that value, the other axes marginalised."
+                        ),
+                        Table(
+                            ["axis", "value", "mean", "min", "max", "cells"],
+                            [
+                                [
+                                    str(r.axis),
+                                    str(r.value),
+                                    _fmt(r.mean, scale),
+                                    _fmt(r.min, scale),
+                                    _fmt(r.max, scale),
+                                    str(r.count),
+                                ]
+                                for r in effects.itertuples()
+                            ],
+                            [False, False, True, True, True, True],
+                        ),
+                        Figure(
+                            "effects.png", f"{metric} against each axis", figures["effects.png"]
+                        ),
                     ],
-                    [False, False, True, True, True, True],
-                ),
-                Image("effects.png", f"{metric} against each axis", figures["effects.png"]),
-            ]
+                )
+            )
         best = best_cells(table, metric, spec.report.best, maximise=maximise)
-        blocks += [
-            Heading(2, f"Best cells by {label}"),
-            Bullets(
-                [
-                    f"cell {r['cell']} ({', '.join(f'{a}={r[a]}' for a in axes)}): {label} "
-                    f"{_fmt(r[metric], scale)}; its site: "
-                    f"`queuesim sweep show {str(r['key'])[:12]} --site --out {out_hint}`"
-                    for _, r in best.iterrows()
-                ]
-            ),
-        ]
+        sections.append(
+            Section(
+                f"Best cells by {label}",
+                [Bullets([_best_cell(r, axes, metric, out_hint) for _, r in best.iterrows()])],
+            )
+        )
     failed = table[table["status"] == "failed"]
     if len(failed):
-        blocks += [
-            Heading(2, "Failed cells"),
-            Bullets(
+        sections.append(
+            Section(
+                "Failed cells",
                 [
-                    f"cell {r['cell']}: {str(r['error']).splitlines()[0]}"
-                    for _, r in failed.iterrows()
-                ]
-            ),
-        ]
-    return blocks, figures
+                    Bullets(
+                        [
+                            text_of(
+                                Verbatim(f"cell {r['cell']}: {str(r['error']).splitlines()[0]}")
+                            )
+                            for _, r in failed.iterrows()
+                        ]
+                    )
+                ],
+            )
+        )
+    return Report(f"Sweep {spec.name}", lead, sections), figures
 
 
 def write_sweep_report(folder: Path, spec: Any, table: pd.DataFrame, out_hint: str = "DIR") -> Path:
     """Write the report into ``folder`` (each file atomically); returns ``report.md``."""
-    blocks, figures = sweep_blocks(spec, table, out_hint)
+    report, figures = sweep_report(spec, table, out_hint)
     folder.mkdir(parents=True, exist_ok=True)
     for name, data in figures.items():
         with atomic_path(folder / name) as tmp:
@@ -276,6 +316,6 @@ def write_sweep_report(folder: Path, spec: Any, table: pd.DataFrame, out_hint: s
     kept = table.drop(columns=["site", "error", "wall_seconds"], errors="ignore")
     with atomic_path(folder / "cells.csv") as tmp:
         kept.to_csv(tmp, index=False, float_format="%.10g")
-    atomic_write_text(folder / "report.html", to_html(blocks, f"Sweep {spec.name}"))
-    atomic_write_text(folder / "report.md", to_markdown(blocks))
+    atomic_write_text(folder / "report.html", to_html(report))
+    atomic_write_text(folder / "report.md", to_markdown(report))
     return folder / "report.md"
