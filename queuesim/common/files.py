@@ -9,25 +9,31 @@ import mmap
 import zlib
 from pathlib import Path
 
-from queuesim.common.errors import WorkloadError
+from queuesim.common.errors import QueuesimError, WorkloadError
 
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
+def raw_bytes(path: Path, what: str, error: type[QueuesimError] = WorkloadError) -> bytes:
+    """The bytes of ``path`` as stored, or a one-line ``error`` naming the file and
+    ``what`` it should be (missing, a directory, unreadable)."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{path}: no such {what}") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, not a {what}") from None
+    except PermissionError:
+        raise error(f"{path}: cannot read the {what} (permission denied)") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what} ({exc.strerror})") from None
+
+
 def read_bytes(path: Path, what: str = "workload file") -> bytes:
     """The uncompressed content of ``path`` (gzip by suffix, or recognised by its magic
     bytes), without a UTF-8 byte-order mark; or a one-line WorkloadError naming ``what``."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise WorkloadError(f"{path}: no such {what}") from None
-    except IsADirectoryError:
-        raise WorkloadError(f"{path}: is a directory, not a {what}") from None
-    except PermissionError:
-        raise WorkloadError(f"{path}: cannot read the {what} (permission denied)") from None
-    except OSError as exc:
-        raise WorkloadError(f"{path}: cannot read the {what} ({exc.strerror})") from None
+    data = raw_bytes(path, what)
     if path.suffix.lower() == ".gz" or data.startswith(GZIP_MAGIC):
         try:
             data = gzip.decompress(data)
