@@ -22,6 +22,7 @@ from rich.console import Console
 
 from queuesim.cli import (
     bench,
+    check_invariants,
     compare,
     convert,
     fidelity,
@@ -48,6 +49,7 @@ COMMANDS = (
     validate,
     policies,
     bench,
+    check_invariants,
     compare,
     fidelity,
     heatmap,
