@@ -71,6 +71,11 @@ def cmd_check_invariants(args: argparse.Namespace, console: Console) -> int:
             f"{checked.seconds:.1f}",
             verdict,
         )
+        console.print(
+            f"[dim]{case.trace} {case.site} {case.policy}: {checked.jobs:,} jobs, "
+            f"{checked.seconds:.1f} s, {len(checked.violations)} violations[/dim]",
+            highlight=False,
+        )
         for line in checked.violations:
             broken += 1
             console.print(f"[red]{case}[/red]: {line}", highlight=False)

@@ -67,7 +67,7 @@ class Checked:
 def check_cases(cases: Sequence[Case], workloads: Path, configs: Path) -> Iterator[Checked]:
     """Run each case and check its invariants (a missing trace is a QueuesimError)."""
     from queuesim.common.errors import QueuesimError
-    from queuesim.core.workload import load_workload
+    from queuesim.core.workload import CleaningOptions, load_workload
     from queuesim.site.loading import load_site
     from queuesim.studies.simulate import simulate
 
@@ -79,7 +79,10 @@ def check_cases(cases: Sequence[Case], workloads: Path, configs: Path) -> Iterat
         site = load_site(configs / case.site)
         if case.policy != OWN:
             site = site.with_scheduler(case.policy)
-        result = simulate(site, load_workload(trace, site))
+        # jobs no queue can run are rejected and counted (--reject-unrunnable): that each
+        # has its reason is one of the invariants
+        workload = load_workload(trace, site, CleaningOptions(reject_unrunnable=True))
+        result = simulate(site, workload)
         violations = tuple(invariant_violations(result))
         yield Checked(
             case,
