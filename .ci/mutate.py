@@ -192,9 +192,8 @@ def main() -> int:
                 f"({time.perf_counter() - started:.0f} s)",
                 flush=True,
             )
-    print(
-        f"mutation score: {killed}/{len(chosen)} killed ({100 * killed / max(1, len(chosen)):.0f} %)"
-    )
+    share = 100 * killed / max(1, len(chosen))
+    print(f"mutation score: {killed}/{len(chosen)} killed ({share:.0f} %)")
     return 0
 
 
