@@ -147,9 +147,9 @@ def mutated_source(mutant: Mutant) -> str:
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
-def run_tests(root: Path, timeout: float) -> str:
+def run_tests(root: Path, timeout: float, tests: list[str]) -> str:
     env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": str(root)}
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *TESTS]
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
     try:
         done = subprocess.run(command, cwd=root, env=env, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -162,6 +162,9 @@ def main() -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants only")
     parser.add_argument("--only", action="append", default=[], help="only these functions")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
+    parser.add_argument(
+        "--tests", action="append", default=[], help="run these test files instead of TESTS"
+    )
     args = parser.parse_args()
     chosen = [m for m in mutants() if not args.only or m.function in args.only]
     if args.list:
@@ -175,7 +178,8 @@ def main() -> int:
             REPO, root, symlinks=True,
             ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.nbi", "*.nbc"),
         )  # fmt: skip
-        baseline = run_tests(root, args.timeout)
+        tests = args.tests or TESTS
+        baseline = run_tests(root, args.timeout, tests)
         if baseline != "survived":
             print("the targeted tests fail without any mutant: fix them first")
             return 2
@@ -184,7 +188,7 @@ def main() -> int:
             original = (root / m.file).read_text(encoding="utf-8")
             (root / m.file).write_text(mutated_source(m), encoding="utf-8")
             started = time.perf_counter()
-            outcome = run_tests(root, args.timeout)
+            outcome = run_tests(root, args.timeout, tests)
             (root / m.file).write_text(original, encoding="utf-8")
             killed += outcome != "survived"
             print(
