@@ -163,10 +163,20 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=[], help="only these functions")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
     parser.add_argument(
+        "--survivors",
+        metavar="OUTPUT",
+        help="only the mutants an earlier run's output (this script's) says survived",
+    )
+    parser.add_argument(
         "--tests", action="append", default=[], help="run these test files instead of TESTS"
     )
     args = parser.parse_args()
     chosen = [m for m in mutants() if not args.only or m.function in args.only]
+    if args.survivors:
+        text = Path(args.survivors).read_text(encoding="utf-8")
+        left = {line.split("] ", 1)[1].rsplit(": ", 1)[0] for line in text.splitlines()
+                if line.startswith("[") and ": survived" in line}  # fmt: skip
+        chosen = [m for m in chosen if f"{m.file}:{m.line} {m.function}: {m.what}" in left]
     if args.list:
         for m in chosen:
             print(f"{m.file}:{m.line} {m.function}: {m.what}")
