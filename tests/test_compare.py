@@ -312,3 +312,15 @@ def test_compare_attaches_a_dfrs_annotation_as_run_does(tmp_path: Path) -> None:
     comparison = queuesim.compare(setups, trace, workers=1)
     assert all(r.workload.annotated for r in comparison.results.values())
     assert all(len(r.jobs) == 40 for r in comparison.results.values())
+
+
+def test_each_compare_setup_gets_exactly_the_per_job_result_of_a_lone_run(
+    kth_parallel: queuesim.Comparison,
+) -> None:
+    """Issue 20: a setup run within compare (in worker processes) and the same setup run
+    alone give the same per-job table, to the bit."""
+    for policy in ("easy", "fcfs", "conservative"):
+        alone = queuesim.simulate(KTH_SITE, KTH_SAMPLE, policy=policy)
+        pd.testing.assert_frame_equal(
+            kth_parallel.results[f"kth-sp2/{policy}"].jobs, alone.jobs, check_exact=True
+        )

@@ -588,7 +588,7 @@ def test_missing_site_file_is_reported_by_name(tmp_path: Path) -> None:
 
 
 def test_directory_given_as_site_file_is_reported(tmp_path: Path) -> None:
-    assert load_problem(tmp_path).startswith(f"{tmp_path}: cannot read the site file")
+    assert load_problem(tmp_path) == f"{tmp_path}: is a directory, not a site file"
 
 
 def test_every_problem_of_a_file_is_reported_at_once_with_the_file_name(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from rich.console import Console
 
 from queuesim.cli import (
     bench,
+    check_invariants,
     compare,
     convert,
     fidelity,
@@ -50,6 +51,7 @@ COMMANDS = (
     validate,
     policies,
     bench,
+    check_invariants,
     compare,
     sweep,
     fidelity,
@@ -108,6 +110,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PolicyViolation as exc:
         errors.print(f"[red]policy error:[/red] {exc}", highlight=False)
         return 1
+    except OSError as exc:
+        # a file system failure after the checks (disk full, a folder removed meanwhile):
+        # the user's environment, not a bug, so one line naming the file
+        where = f"{exc.filename}: " if exc.filename else ""
+        errors.print(f"[red]error:[/red] {where}{exc.strerror or exc}", highlight=False)
+        return 2
     except KeyboardInterrupt:
         errors.print("interrupted")
         return 130

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
-from queuesim.cli.options import add_format, paragraph, subparser
+from queuesim.cli.options import add_format, check_out_file, paragraph, subparser
 from queuesim.common.errors import QueuesimError
 
 HELP = "convert a site log or trace to SWF or Parquet"
@@ -44,6 +44,7 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
             f"{args.out}: cannot tell the output format from its name; expected it to end in "
             + ", ".join(EXPORT_SUFFIXES)
         )
+    check_out_file("OUT", Path(args.out))  # before reading a large log, not after
     options = CleaningOptions(skip_bad_lines=args.skip_bad_lines, trace_format=args.format)
     trace = read_workload_trace(args.log, options)
     source = detect_format(trace.path, format=args.format).name

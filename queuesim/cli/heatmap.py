@@ -42,11 +42,12 @@ def cmd_heatmap(args: argparse.Namespace, console: Console) -> int:
     from queuesim.results.heatmap import parse_bin, wait_grid
 
     spec = parse_bin(args.bin)
+    if args.out:
+        check_out_dir(args.out)
     run = read_run_dir(args.result_dir)
     grid = wait_grid(run.jobs, spec, queues=run.queues or None, clock=run.clock)
     grids = {run.name: grid}
     if args.out:
-        check_out_dir(args.out)
         files = write_heatmap_files(Path(args.out), grids, log=args.scale == "log")
     console.print(heatmap_renderable(grids, console.width))
     if args.out:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from queuesim.common import bundled
+from queuesim.common.atomic import check_writable_dir, check_writable_file
 from queuesim.common.errors import QueuesimError
 
 if TYPE_CHECKING:
@@ -134,22 +135,16 @@ def add_jobs_format(parser: argparse.ArgumentParser, default: str = "parquet") -
     )
 
 
-def check_out_dir(out: str | Path) -> None:
-    """Refuse an --out folder that is a file."""
-    if Path(out).exists() and not Path(out).is_dir():
-        raise QueuesimError(f"--out {out}: exists and is not a directory")
+def check_out_dir(out: str | Path, option: str = "--out") -> None:
+    """Refuse an output folder that cannot be written (before any work is done)."""
+    check_writable_dir(out, option)
 
 
 def check_out_file(option: str, path: Path) -> None:
-    """Refuse an output file that cannot be written: a folder, or a path through a file
-    (checked before any work is done; missing folders are created when writing)."""
-    if path.is_dir():
-        raise QueuesimError(f"{option} {path}: is a directory; give a file name inside it")
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise QueuesimError(f"{option} {path}: {parent} is a file, not a directory")
-            break
+    """Refuse an output file that cannot be written: a folder, a path through a file, a
+    read-only place (checked before any work is done; missing folders are created when
+    writing)."""
+    check_writable_file(path, option)
 
 
 def add_bin(parser: argparse.ArgumentParser, help: str) -> None:

@@ -22,6 +22,11 @@ class WorkloadError(QueuesimError):
     """A workload file cannot be read or is malformed."""
 
 
+class OutputError(QueuesimError):
+    """An output file or folder cannot be written where asked, or a saved output is
+    incomplete (its writing was interrupted)."""
+
+
 class PolicyViolation(Exception):
     """A scheduling policy tried an illegal action (a bug in the policy, not in the input).
 

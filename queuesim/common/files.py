@@ -1,39 +1,125 @@
 """Reading input files as bytes: gzip recognised by suffix or magic bytes, a UTF-8
 byte-order mark dropped, and every failure a one-line :class:`WorkloadError` naming the
-file. Trace readers and machine-file readers share this."""
+file. Trace readers and machine-file readers share this.
+
+No line may be longer than :data:`MAX_LINE_BYTES`: no format queuesim reads has such
+lines, and a file that does (1 GB of one line compresses to 1 MB) is refused as soon as
+the limit is passed, naming the line - a gzip file is decompressed a piece at a time and
+checked as it goes, so such a file costs a megabyte of memory, not its whole content."""
 
 from __future__ import annotations
 
-import gzip
 import mmap
 import zlib
 from pathlib import Path
 
-from queuesim.common.errors import WorkloadError
+from queuesim.common.errors import QueuesimError, WorkloadError
 
 GZIP_MAGIC = b"\x1f\x8b"
+#: the longest line any reader accepts (bytes, without the line break)
+MAX_LINE_BYTES = 1 << 20
+#: how much decompressed data one step of gzip decompression makes at most
+_GUNZIP_STEP = 1 << 20
 UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def raw_bytes(path: Path, what: str, error: type[QueuesimError] = WorkloadError) -> bytes:
+    """The bytes of ``path`` as stored, or a one-line ``error`` naming the file and
+    ``what`` it should be (missing, a directory, unreadable)."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{path}: no such {what}") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, not a {what}") from None
+    except PermissionError:
+        raise error(f"{path}: cannot read the {what} (permission denied)") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what} ({exc.strerror})") from None
 
 
 def read_bytes(path: Path, what: str = "workload file") -> bytes:
     """The uncompressed content of ``path`` (gzip by suffix, or recognised by its magic
     bytes), without a UTF-8 byte-order mark; or a one-line WorkloadError naming ``what``."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise WorkloadError(f"{path}: no such {what}") from None
-    except IsADirectoryError:
-        raise WorkloadError(f"{path}: is a directory, not a {what}") from None
-    except PermissionError:
-        raise WorkloadError(f"{path}: cannot read the {what} (permission denied)") from None
-    except OSError as exc:
-        raise WorkloadError(f"{path}: cannot read the {what} ({exc.strerror})") from None
+    data = raw_bytes(path, what)
     if path.suffix.lower() == ".gz" or data.startswith(GZIP_MAGIC):
         try:
-            data = gzip.decompress(data)
+            data = _gunzip(data, LineLimit(path, what))
         except (OSError, EOFError, zlib.error) as exc:
             raise WorkloadError(f"{path}: not a valid gzip file ({exc})") from None
+    else:
+        LineLimit(path, what).feed(data)
     return data.removeprefix(UTF8_BOM)
+
+
+def line_too_long(path: Path, number: int, what: str, limit: int = MAX_LINE_BYTES) -> WorkloadError:
+    """The error for line ``number`` of ``path`` being longer than ``limit`` bytes."""
+    return WorkloadError(
+        f"{path}:{number}: line longer than {limit / (1 << 20):g} MB; not a {what} queuesim "
+        "reads (no format it reads has such lines: is this the right file?)"
+    )
+
+
+class LineLimit:
+    """Checks, piece by piece, that no line of a file passes :data:`MAX_LINE_BYTES`, and
+    raises a WorkloadError naming the file and the line's number when one does. Looks at
+    two bytes per megabyte of ordinary text (the first and last line break of each
+    megabyte); only a megabyte without a line break is scanned whole."""
+
+    def __init__(self, path: Path, what: str, limit: int = MAX_LINE_BYTES) -> None:
+        self.path, self.what, self.limit = path, what, limit
+        self.open_run = 0  #: bytes of the line still open at the end of the pieces fed
+        self.lines_before = 0  #: line breaks in the pieces fed before the current one
+
+    def feed(self, buf: bytes | mmap.mmap, *, more: bool = False) -> None:
+        """Check the piece ``buf``; ``more``: pieces follow (its line breaks are counted
+        for the line numbers of later pieces)."""
+        end = len(buf)
+        pos = 0
+        while pos < end:
+            stop = min(pos + self.limit, end)
+            first = buf.find(b"\n", pos, stop)
+            if first == -1:
+                self.open_run += stop - pos
+                if self.open_run > self.limit:
+                    self._refuse(buf, stop - self.open_run)
+            else:
+                if self.open_run + first - pos > self.limit:
+                    self._refuse(buf, pos - self.open_run)
+                self.open_run = stop - buf.rfind(b"\n", first, stop) - 1
+            pos = stop
+        if more and isinstance(buf, bytes):
+            self.lines_before += buf.count(b"\n")
+
+    def _refuse(self, buf: bytes | mmap.mmap, line_start: int) -> None:
+        """``line_start``: where the long line starts in ``buf`` (negative: in an earlier
+        piece)."""
+        before = self.lines_before
+        if line_start > 0:
+            before += bytes(buf[:line_start]).count(b"\n")
+        raise line_too_long(self.path, before + 1, self.what, self.limit)
+
+
+def _gunzip(data: bytes, limit: LineLimit) -> bytes:
+    """``data`` decompressed (every gzip member, as :func:`gzip.decompress`), a step at a
+    time, each step checked by ``limit`` before the next is made."""
+    pieces: list[bytes] = []
+    pending = data
+    while pending:
+        member = zlib.decompressobj(wbits=31)
+        tail = pending
+        while tail:
+            piece = member.decompress(tail, _GUNZIP_STEP)
+            limit.feed(piece, more=True)
+            pieces.append(piece)
+            tail = member.unconsumed_tail
+        piece = member.flush()
+        limit.feed(piece, more=True)
+        pieces.append(piece)
+        if not member.eof:
+            raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+        pending = member.unused_data.lstrip(b"\x00")  # gzip allows zero padding
+    return b"".join(pieces)
 
 
 def decode_line(raw: bytes) -> str:
@@ -52,6 +138,8 @@ def mapped_bytes(path: Path, what: str = "workload file") -> bytes | memoryview:
         except (OSError, ValueError):  # missing, unreadable, empty: read_bytes says which
             view = None
         if view is not None and bytes(view[: len(GZIP_MAGIC)]) != GZIP_MAGIC:
+            assert isinstance(view.obj, mmap.mmap)
+            LineLimit(path, what).feed(view.obj)
             has_bom = bytes(view[: len(UTF8_BOM)]) == UTF8_BOM
             return view[len(UTF8_BOM) :] if has_bom else view
     return read_bytes(path, what)

@@ -17,7 +17,8 @@
                           (``site/policy`` setups nest: ``kth-sp2/easy/``)
 
 The folder is written as a whole: the bundle is built in a temporary folder beside the
-target and swapped in only once complete, so an error midway leaves the previous bundle
+target (``.<name>.<random>.tmp``; one left by a killed run is removed by the next) and
+swapped in only once complete, so an error midway leaves the previous bundle
 untouched, and a re-run leaves no stale file behind. Because the target is replaced as a
 whole, an existing folder is only replaced when it is empty or is itself a bundle (has a
 ``comparison.json`` written by queuesim); anything else is refused rather than deleted.
@@ -44,7 +45,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from queuesim.common.atomic import atomic_path, atomic_write_text
+from queuesim.common.atomic import (
+    atomic_path,
+    atomic_write_text,
+    check_writable_dir,
+    remove_stale_temporaries,
+)
 from queuesim.common.errors import QueuesimError
 from queuesim.common.version import __version__
 from queuesim.reports.comparison_report import (
@@ -134,10 +140,9 @@ def check_bundle_target(out: Path) -> None:
     Raises:
         ReportError: naming the folder and why it will not be replaced.
     """
+    check_writable_dir(out)
     if not out.exists():
         return
-    if not out.is_dir():
-        raise ReportError(f"--out {out}: exists and is not a directory")
     if not any(out.iterdir()):
         return
     marker = out / "comparison.json"
@@ -159,7 +164,7 @@ def _swap_in(tmp: Path, out: Path) -> None:
     if not out.exists():
         os.replace(tmp, out)
         return
-    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old.tmp", dir=out.parent))
     os.rmdir(old)
     os.replace(out, old)
     try:
@@ -194,6 +199,7 @@ def write_bundle(
     spec = parse_bin(bin)
     check_bundle_target(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out.parent, out.name)  # a killed earlier run's
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
         names = _write_into(tmp, comp, spec, command, jobs_format or _jobs_format(), figures)

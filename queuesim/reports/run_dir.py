@@ -11,12 +11,11 @@ from typing import Any
 
 import pandas as pd
 
+from queuesim.common.atomic import stale_temporaries
 from queuesim.reports.bundle import ReportError
 from queuesim.results.heatmap import TraceClock
+from queuesim.results.output import COMPLETION_MARKER
 from queuesim.results.run_facts import RunFacts
-
-#: The ``kind`` of ``comparison.json``: marks a folder queuesim may replace as a whole.
-
 
 # --- reading a saved run ---------------------------------------------------------------------
 
@@ -60,7 +59,8 @@ def read_run_dir(path: str | Path) -> RunDir:
             f"{folder}: is a comparison bundle, not one run; its heatmaps are already in "
             f"heatmap.png. Pass one of its setup folders: {listed}"
         )
-    metrics_path = folder / "metrics.json"
+    metrics_path = folder / COMPLETION_MARKER
+    _refuse_incomplete(folder, metrics_path)
     if not metrics_path.is_file():
         raise ReportError(
             f"{folder}: not a queuesim result directory (no metrics.json); write one with "
@@ -124,6 +124,25 @@ def _facts(
         workload=str(run.get("workload") or ""),
         extra={"queuesim_version": run.get("queuesim_version"), "folder": str(folder)},
     )
+
+
+#: files of a run folder other than its completion marker
+_RUN_FILES = ("jobs.parquet", "jobs.csv", "schedule.swf", "cleaning.csv", "queues.csv", "users.csv")
+
+
+def _refuse_incomplete(folder: Path, marker: Path) -> None:
+    """Refuse a run folder whose writing was interrupted: run files (or a writer's
+    temporaries) without the completion marker, which is written last."""
+    if marker.is_file():
+        return
+    present = [name for name in _RUN_FILES if (folder / name).exists()]
+    present += [p.name for p in stale_temporaries(folder)]
+    if present:
+        raise ReportError(
+            f"{folder}: incomplete run folder: it has {', '.join(present)} but no "
+            f"{COMPLETION_MARKER}, which is written last, so writing it was interrupted; "
+            "run `queuesim run SITE WORKLOAD --out DIR` into it again"
+        )
 
 
 def _read_jobs(folder: Path) -> pd.DataFrame:

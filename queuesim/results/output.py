@@ -1,7 +1,11 @@
 """Files a run writes: metrics.json, jobs.parquet (or jobs.csv), schedule.swf, cleaning.csv,
 queues.csv, users.csv.
 
-Every file is written atomically and deterministically: the same inputs give the same
+Every file is written atomically and deterministically. ``metrics.json`` is the run's
+completion marker: :func:`write_run` removes it first and writes it last, so a folder
+whose writing was interrupted (even by ``kill -9``) has no ``metrics.json`` and readers
+(:mod:`queuesim.reports.run_dir`) refuse it as incomplete; the next run into the folder
+removes the temporaries a killed run left. Deterministically: the same inputs give the same
 bytes (no timestamps, no wall-clock figures, sorted keys where order is not meaningful).
 
 ``metrics.json`` keys (stable, snake_case):
@@ -45,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from queuesim.common.atomic import atomic_path, atomic_write_text
+from queuesim.common.atomic import atomic_path, atomic_write_text, remove_stale_temporaries
 from queuesim.common.version import __version__
 from queuesim.core.result import Result
 from queuesim.results.breakdown import by_queue, by_user
@@ -54,6 +58,9 @@ from queuesim.results.registry import file_values
 from queuesim.traces.export import write_parquet
 from queuesim.traces.swf import write_swf
 from queuesim.traces.text_columns import csv_bytes
+
+#: the file written last into a run folder: without it the folder is incomplete
+COMPLETION_MARKER = "metrics.json"
 
 #: the formats of the job table, the default first: ``jobs.parquet`` or ``jobs.csv``
 JOBS_FORMATS = ("parquet", "csv")
@@ -236,10 +243,13 @@ def write_run(
     ``breakdown``: the run's :func:`breakdowns` when the caller has them already.
 
     The job table is ``jobs.parquet`` unless ``jobs_format="csv"`` asks for ``jobs.csv``.
+    ``metrics.json``, the completion marker, is removed first and written last.
     """
     if jobs_format not in JOBS_FORMATS:
         raise ValueError(f"jobs_format must be one of {JOBS_FORMATS}, got {jobs_format!r}")
     out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(out)
+    (out / COMPLETION_MARKER).unlink(missing_ok=True)
     files = [
         out / "metrics.json",
         out / f"jobs.{jobs_format}",
@@ -249,7 +259,6 @@ def write_run(
         out / "users.csv",
     ]
     queues, users = breakdown if breakdown is not None else breakdowns(result, metrics)
-    write_metrics(files[0], result, metrics, extras, queues, users)
     if jobs_format == "parquet":
         write_jobs_parquet(files[1], result.jobs)
     else:
@@ -261,4 +270,5 @@ def write_run(
     if result.fairshare_usage is not None:
         files.append(out / "fairshare-usage.csv")
         write_csv(files[-1], result.fairshare_usage)
+    write_metrics(files[0], result, metrics, extras, queues, users)  # last: the run is complete
     return files

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import (
     ValidationError,
 )
 
 from queuesim.common import bundled
 from queuesim.common.errors import ConfigError
+from queuesim.common.yaml_files import read_yaml_document, refuse_problems
 from queuesim.site.checks import cross_reference_problems
 from queuesim.site.model import Site
 
@@ -74,21 +74,17 @@ def site_errors(data: object) -> list[str]:
 
 
 def read_site_document(path: str | Path) -> object:
-    """Parse a site file's YAML, with a clear error for a missing or unreadable file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such site file{_bundled_hint(path)}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the site file ({exc.strerror})") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{path}: not valid YAML at {where}: {problem}") from None
+    """Parse a site file's YAML (:func:`~queuesim.common.yaml_files.read_yaml`: UTF-8,
+    the safe subset, no key twice), with a clear error for a missing or unreadable file."""
+    document, repeated = _read_document(Path(path))
+    refuse_problems(Path(path), repeated, "repeated key")
+    return document
+
+
+def _read_document(path: Path) -> tuple[object, list[str]]:
+    if not path.exists() and not path.is_symlink():
+        raise ConfigError(f"{path}: no such site file{_bundled_hint(path)}")
+    return read_yaml_document(path, "site file")
 
 
 def _bundled_hint(path: Path) -> str:
@@ -109,36 +105,52 @@ def read_clusters(path: str | Path, where: str) -> object:
     return doc["clusters"]
 
 
-def site_document(path: str | Path, clusters: str | Path | None = None) -> object:
-    """A site file's document as :func:`load_site` validates it: the YAML with
-    ``clusters_from`` (or ``clusters``, a clusters file) resolved into ``clusters``. A sweep
-    changes keys of it and validates each changed copy with :func:`site_errors`."""
+def site_problems(
+    path: str | Path, clusters: str | Path | None = None
+) -> tuple[Path, object, list[str]]:
+    """Every problem of a site file at once, each a line with its line or key path: keys
+    written twice, ``clusters_from``, the fields and the keys checked against each other.
+    Returns the file found (:func:`~queuesim.common.bundled.site_file`), the document as
+    parsed (``clusters_from`` and ``clusters`` resolved) and the problems. Only a file
+    that cannot be read or parsed at all raises (ConfigError).
+
+    A site file may take its clusters from another file with ``clusters_from: PATH``
+    (relative to the site file); ``clusters`` (a clusters file) replaces them, to run one
+    setup on another machine."""
     path = bundled.site_file(path)
-    data = read_site_document(path)
+    data, problems = _read_document(path)
+    sourced = len(problems)
     if isinstance(data, dict) and "clusters_from" in data:
         source = data.pop("clusters_from")
         if "clusters" in data:
-            raise ConfigError(f"{path}: clusters_from: give either clusters or clusters_from")
-        if not isinstance(source, str):
-            raise ConfigError(f"{path}: clusters_from: expected a file path, got {source!r}")
-        data["clusters"] = read_clusters(Path(path).parent / source, f"{path}: clusters_from")
+            problems.append("clusters_from: give either clusters or clusters_from")
+        elif not isinstance(source, str):
+            problems.append(f"clusters_from: expected a file path, got {source!r}")
+        else:
+            try:
+                data["clusters"] = read_clusters(Path(path).parent / source, "clusters_from")
+            except ConfigError as exc:
+                problems.append(f"clusters_from: {exc}")
     if clusters is not None and isinstance(data, dict):
         data["clusters"] = read_clusters(clusters, "--clusters")
+    no_clusters = len(problems) > sourced  # clusters_from failed: say so once, not twice
+    problems += [p for p in site_errors(data) if not (no_clusters and p.startswith("clusters"))]
+    return path, data, problems
+
+
+def site_document(path: str | Path, clusters: str | Path | None = None) -> object:
+    """A site file's document as :func:`load_site` validates it (``clusters_from`` and
+    ``clusters`` resolved), refused with every problem unless it is a valid site: a sweep
+    changes keys of a valid site and validates each changed copy with :func:`site_errors`."""
+    path, data, problems = site_problems(path, clusters)
+    refuse_problems(path, problems, "problem", " in the site file")
     return data
 
 
 def load_site(path: str | Path, clusters: str | Path | None = None) -> Site:
-    """Load and validate a site file; raise :class:`ConfigError` listing every problem.
-
-    A site file may take its clusters from another file with ``clusters_from: PATH``
-    (relative to the site file); ``clusters`` (a clusters file) replaces them, to run one
-    setup on another machine. ``path`` may also name a bundled site file
+    """Load and validate a site file; raise :class:`ConfigError` listing every problem
+    (:func:`site_problems`). ``path`` may also name a bundled site file
     (``metacentrum-historic``; see :mod:`queuesim.common.bundled`), as may ``clusters``."""
-    path = bundled.site_file(path)
-    data = site_document(path, clusters)
-    problems = site_errors(data)
-    if problems:
-        listing = "\n".join(f"  {path}: {p}" for p in problems)
-        noun = "problem" if len(problems) == 1 else "problems"
-        raise ConfigError(f"{path}: {len(problems)} {noun} in the site file:\n{listing}")
+    path, data, problems = site_problems(path, clusters)
+    refuse_problems(path, problems, "problem", " in the site file")
     return Site.model_validate(data)

@@ -133,9 +133,15 @@ def _split_top(text: str) -> list[str]:
     return [p for p in (p.strip() for p in parts) if p]
 
 
+#: the most nodes one host list may name: more than any machine has (Fugaku: 158,976), so
+#: a larger list is a mistake, refused before it is expanded
+MAX_HOSTS = 1_000_000
+
+
 def _expand_one(pattern: str, where: Where) -> list[str]:
     pieces = re.split(r"(\[[^\]]*\])", pattern)
     choices: list[list[str]] = []
+    count = 1
     for piece in pieces:
         if not (piece.startswith("[") and piece.endswith("]")):
             if "[" in piece or "]" in piece:
@@ -153,8 +159,15 @@ def _expand_one(pattern: str, where: Where) -> list[str]:
             lo, hi = m.group(1), m.group(2) or m.group(1)
             if int(hi) < int(lo):
                 raise ConfigError(f"{where}: range {lo}-{hi} runs backwards in {pattern!r}")
+            if len(values) + int(hi) - int(lo) >= MAX_HOSTS:
+                raise ConfigError(
+                    f"{where}: host list {pattern!r} names more than {MAX_HOSTS:,} nodes"
+                )
             width = len(lo)
             values += [f"{n:0{width}d}" for n in range(int(lo), int(hi) + 1)]
+        count *= len(values)
+        if count > MAX_HOSTS:
+            raise ConfigError(f"{where}: host list {pattern!r} names more than {MAX_HOSTS:,} nodes")
         choices.append(values)
     return ["".join(p) for p in product(*choices)]
 

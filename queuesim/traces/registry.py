@@ -22,14 +22,16 @@ field count of the first job line.
 from __future__ import annotations
 
 import gzip
+import io
+import itertools
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from queuesim.common import bundled
 from queuesim.common.errors import WorkloadError
-from queuesim.common.files import GZIP_MAGIC, UTF8_BOM, read_bytes
+from queuesim.common.files import GZIP_MAGIC, MAX_LINE_BYTES, UTF8_BOM, line_too_long, read_bytes
 from queuesim.traces.alea_swf import ALEA_FIELDS, read_alea_swf
 from queuesim.traces.pbs import looks_like_pbs, read_pbs
 from queuesim.traces.slurm import (
@@ -42,6 +44,9 @@ from queuesim.traces.swf import SWF_FIELDS, SwfTrace, read_swf
 
 #: how many content lines sniffing looks at
 SNIFF_LINES = 20
+#: how many bytes sniffing reads at most (comments and blank lines included): the rest is
+#: the chosen reader's
+SNIFF_BYTES = 4 * MAX_LINE_BYTES
 
 
 @dataclass(frozen=True)
@@ -134,17 +139,25 @@ def detect_format(
 
 def _first_lines(path: Path) -> list[tuple[int, bytes]]:
     """The first :data:`SNIFF_LINES` lines that are neither blank nor ``;`` comments, with
-    their line numbers; reads only as far as needed (the chosen reader reads the file
-    again, whole)."""
+    their line numbers; reads only as far as needed and never more than
+    :data:`SNIFF_BYTES` (the chosen reader reads the file again, whole). A line longer
+    than :data:`~queuesim.common.files.MAX_LINE_BYTES` is an error naming it."""
     lines: list[tuple[int, bytes]] = []
+    read = 0
     try:
         with path.open("rb") as raw_stream:
             compressed = path.suffix.lower() == ".gz" or raw_stream.read(2) == GZIP_MAGIC
             raw_stream.seek(0)
-            stream: Iterable[bytes] = (
+            stream: io.BufferedIOBase = (
                 gzip.GzipFile(fileobj=raw_stream) if compressed else raw_stream
             )
-            for number, raw in enumerate(stream, start=1):
+            for number in itertools.count(1):
+                raw = stream.readline(MAX_LINE_BYTES + 2)  # room for the line break
+                if not raw or read > SNIFF_BYTES:
+                    break
+                read += len(raw)
+                if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
+                    raise line_too_long(path, number, "workload file")
                 stripped = raw.strip()
                 if number == 1 and stripped.startswith(UTF8_BOM):
                     stripped = stripped[len(UTF8_BOM) :].strip()

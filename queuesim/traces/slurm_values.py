@@ -285,6 +285,14 @@ def _split_top(text: str) -> list[str]:
     return [p for p in (p.strip() for p in parts) if p]
 
 
+#: the most names one host list may stand for: more than the nodes of any machine
+#: (Fugaku, the largest, has 158,976), so a larger list is a corrupt record, never expanded
+MAX_HOSTS = 1_000_000
+#: the most indices a job array may have: Slurm's MaxArraySize cannot exceed 4,000,001
+#: (slurm.conf(5)), so more is a corrupt record, never expanded
+MAX_ARRAY_INDICES = 4_000_001
+
+
 def _range_values(spec: str) -> list[str]:
     """``01-03,05`` -> ``["01", "02", "03", "05"]`` (zero padding kept)."""
     values: list[str] = []
@@ -297,6 +305,8 @@ def _range_values(spec: str) -> list[str]:
             continue
         if not (low.isdigit() and high.isdigit()) or int(high) < int(low):
             raise ValueError(f"bad range {part!r}")
+        if len(values) + int(high) - int(low) >= MAX_HOSTS:
+            raise ValueError(f"range {part!r} names more than {MAX_HOSTS:,} hosts")
         width = len(low) if low.startswith("0") else 0
         values.extend(str(v).zfill(width) for v in range(int(low), int(high) + 1))
     return values
@@ -313,7 +323,10 @@ def expand_hostlist(text: str) -> list[str]:
         names = [""]
         for piece in re.split(r"(\[[^\]]*\])", item):
             if piece.startswith("[") and piece.endswith("]"):
-                names = [n + v for n in names for v in _range_values(piece[1:-1])]
+                values = _range_values(piece[1:-1])
+                if (len(names) + len(hosts)) * len(values) > MAX_HOSTS:
+                    raise ValueError(f"host list {item!r} names more than {MAX_HOSTS:,} hosts")
+                names = [n + v for n in names for v in values]
             elif piece:
                 names = [n + piece for n in names]
         hosts.extend(names)
@@ -356,5 +369,7 @@ def _array_indices(spec: str) -> list[int]:
         if not low.isdigit() or (dash and not high.isdigit()) or step < 1:
             raise ValueError(f"bad array index range {part!r}")
         last = int(high) if dash else int(low)
+        if len(indices) + (last - int(low)) // step >= MAX_ARRAY_INDICES:
+            raise ValueError(f"array index range {part!r}: more than {MAX_ARRAY_INDICES:,}")
         indices.extend(range(int(low), last + 1, step))
     return indices
