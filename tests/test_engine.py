@@ -326,3 +326,31 @@ def test_typed_parameter_is_converted_from_text(text: str, value: bool) -> None:
 def test_badly_typed_non_string_parameter_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="record_reservations"):
         make_policy("easy", {"record_reservations": 7})
+
+
+@pytest.mark.parametrize("pool", [4, "100%"])
+def test_a_cpu_pool_as_large_as_the_queues_clusters_limits_nothing(pool: int | str) -> None:
+    """Job 2 (4 CPUs) waits for room behind job 1 (3 of 4 CPUs). With a pool of the whole
+    machine it must still wait for room, not be "held by the pool" and passed over: FCFS
+    starts job 3 after job 2, EASY backfills it, exactly as with no pool."""
+    from builders import J
+    from builders import make_workload as workload_of
+
+    jobs = [
+        J(id=1, submit=0, runtime=100, cpus=3, requested=100),
+        J(id=2, submit=1, runtime=100, cpus=4, requested=100),
+        J(id=3, submit=2, runtime=10, cpus=1, requested=10),
+    ]
+    starts = {}
+    for name in ("fcfs", "easy"):
+        site = Site.model_validate(
+            {
+                "name": "t",
+                "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 4}],
+                "queues": [{"name": "batch", "cpu_pool": pool}],
+            }
+        )
+        assert site.pool_cpus(site.queues[0]) is None
+        result = Simulation(site, workload_of(jobs, site), make_policy(name, {})).run()
+        starts[name] = result.jobs["start"].tolist()
+    assert starts == {"fcfs": [0.0, 100.0, 200.0], "easy": [0.0, 100.0, 2.0]}

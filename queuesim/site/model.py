@@ -370,11 +370,16 @@ class Site(_Frozen):
 
     def pool_cpus(self, queue: Queue) -> int | None:
         """The queue's CPU pool in CPUs (a percentage resolved against its clusters, rounded
-        down but at least 1); None without a pool."""
+        down but at least 1); None without a pool, or with one at least as large as the
+        queue's clusters: such a pool limits nothing, and kept as a limit it would turn a job
+        that waits for room into one "held by a limit", which policies pass over rather
+        than wait or reserve for (all of FCFS, EASY and conservative would schedule alike)."""
         pool = queue.cpu_pool
-        if pool is None or isinstance(pool, int):
-            return pool
-        return max(1, int(pool * self.queue_cpus(queue)))
+        if pool is None:
+            return None
+        cpus = self.queue_cpus(queue)
+        size = pool if isinstance(pool, int) else max(1, int(pool * cpus))
+        return None if size >= cpus else size
 
     def with_scheduler(self, policy: str | None, params: dict[str, Any] | None = None) -> Site:
         """A copy of the site with another policy (and parameters merged over the file's)."""
