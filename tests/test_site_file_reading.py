@@ -121,3 +121,15 @@ def test_validate_reports_problems_of_every_layer_at_once(
         "scheduler: policy 'easy' has no parameter 'depth'",
     ):
         assert fragment in report, fragment
+
+
+@pytest.mark.parametrize(("text", "line"), [("\x00name: x\n", 1), ("name: x\n\x01queues: []\n", 2)])
+def test_a_control_character_is_an_error_naming_file_and_line(
+    tmp_path: Path, text: str, line: int
+) -> None:
+    """YAML refuses NUL and other control characters before parsing; that refusal is a
+    ConfigError naming the file and line, not a traceback (found by the fuzzing suite)."""
+    path = tmp_path / "damaged.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=rf"damaged.yaml: not valid YAML at line {line}: "):
+        load_site(path)
