@@ -66,9 +66,8 @@ def decode_utf8(data: bytes, path: Path, what: str) -> str:
 def _unprintable(exc: yaml.reader.ReaderError, text: str, path: Path) -> ConfigError:
     """A character YAML does not accept (a NUL, a control character), named with its line."""
     line = text.count("\n", 0, max(0, exc.position)) + 1
-    code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
     return ConfigError(
-        f"{path}: not valid YAML at line {line}: character #x{code:04x} is not allowed "
+        f"{path}: not valid YAML at line {line}: character #x{exc.character:04x} is not allowed "
         "(a control character: the file is damaged or not a text file)"
     )
 
@@ -79,13 +78,12 @@ def parse_yaml_document(text: str, path: Path) -> tuple[Any, list[str]]:
     one is kept, so the rest of the document can still be checked). A syntax error is a
     ConfigError naming ``path``, the line and the column."""
     try:
-        loader = UniqueKeyLoader(text)  # checks every character before parsing
+        # a str is checked for unprintable characters whole, here, before any parsing
+        loader = UniqueKeyLoader(text)
     except yaml.reader.ReaderError as exc:
         raise _unprintable(exc, text, path) from None
     try:
         document = loader.get_single_data()
-    except yaml.reader.ReaderError as exc:
-        raise _unprintable(exc, text, path) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"

@@ -205,12 +205,13 @@ class Planning(NamedTuple):
 
 
 @numba.njit(cache=True)
-def _book_as_promised(pl: Planning, promises: Promises) -> bool:
+def _book_as_promised(pl: Planning, promises: Promises) -> int:
     """The common case of :func:`_book_promises`: every promise still fits where it was
     made (the profile lost only what ended since), so all are booked in one sweep
     (:func:`~.profile._take_all`) rather than one step split at a time - the same
     bookings, as a job fits the room its predecessors left whenever all fit together.
-    Returns false, booking nothing, when some promise does not fit as made."""
+    Returns how many were booked, or -1, booking nothing, when some promise does not fit
+    as made."""
     prof, state, jobs, _counts, waiting, plan = pl
     promised = np.flatnonzero(promises.starts[: waiting.shape[0]] < NEVER)
     m = promised.shape[0]
@@ -222,20 +223,20 @@ def _book_as_promised(pl: Planning, promises: Promises) -> bool:
         k = promised[e]
         job = waiting[k]
         if promises.plans[k].sum() != jobs.cpus[job]:
-            return False
+            return -1
         starts[e] = max(promises.starts[k], state.now)
         durations[e] = jobs.estimate[job]
         per_cpu[e] = state.job_mem[job]
         gpn[e] = state.job_gpn[job]
     if not _take_all(prof, starts, durations, per_cpu, gpn, promises.plans[promised]):
-        return False
+        return -1
     for e in range(m):
         k = promised[e]
         for p in range(plan.plans.shape[1]):
             plan.plans[k, p] = promises.plans[k, p]
         plan.booked[k] = True
         plan.starts[k] = starts[e]
-    return True
+    return m
 
 
 @numba.njit(cache=True)
@@ -247,10 +248,9 @@ def _book_promises(pl: Planning, promises: Promises) -> int:
     booked = 0
     if promises.starts.shape[0] == 0:
         return booked
-    if _book_as_promised(pl, promises):
-        for k in range(waiting.shape[0]):
-            booked += promises.starts[k] < NEVER
-        return booked
+    at_once = _book_as_promised(pl, promises)
+    if at_once >= 0:
+        return at_once
     for k in range(waiting.shape[0]):
         if promises.starts[k] < NEVER:
             job = waiting[k]
