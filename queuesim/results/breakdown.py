@@ -58,8 +58,8 @@ def _frame(rows: Mapping[Any, dict[str, float]], index_name: str) -> pd.DataFram
 def by_queue(jobs: pd.DataFrame, queues: Sequence[str], *, tau: float = 10.0) -> pd.DataFrame:
     """One row per queue that ran jobs, in the site's order ``queues``, then :data:`ALL`;
     the columns of :data:`~queuesim.results.metrics.WAIT_FIGURES`."""
-    names = jobs["queue"].astype(str)
-    rows = {q: _figures(jobs[names == q], tau) for q in queues if (names == q).any()}
+    per_queue = _figures_by(jobs["queue"].astype(str), jobs, tau)
+    rows = {q: per_queue[q] for q in queues if q in per_queue}
     rows[ALL] = _figures(jobs, tau)
     return _frame(rows, "queue")
 
