@@ -55,9 +55,13 @@ def cache_dir() -> Path | None:
         return None
     if chosen:
         root = Path(chosen)
+    elif xdg := os.environ.get("XDG_CACHE_HOME"):
+        root = Path(xdg) / "queuesim"
     else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = Path(xdg) / "queuesim" if xdg else Path.home() / ".cache" / "queuesim"
+        try:
+            root = Path.home() / ".cache" / "queuesim"
+        except (RuntimeError, KeyError):  # no home folder: no cache
+            return None
     return root / "traces"
 
 
