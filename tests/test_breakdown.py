@@ -93,6 +93,42 @@ def test_user_rows_carry_each_users_nuwt() -> None:
     assert users.loc[2, "waited_over_24h"] == 0.5  # user 2: waits 200 and 90,000 s
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0, 1e6, allow_nan=False),
+            st.floats(1, 1e5, allow_nan=False),
+            st.integers(1, 64),
+            st.sampled_from([3, 1, 20, 7]),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    st.booleans(),
+)
+def test_user_rows_are_those_of_each_users_own_jobs_to_the_bit(
+    rows: list[tuple[float, float, int, int]], named: bool
+) -> None:
+    """The per-user figures, computed from one sort of the whole table, equal to the last
+    bit the figures of each user's jobs taken apart in row order (as a groupby does)."""
+    users = [f"u{u}" if named else u for *_, u in rows]
+    jobs = pd.DataFrame(
+        {
+            "user": users,
+            "wait": [w for w, *_ in rows],
+            "runtime": [r for _, r, *_ in rows],
+            "cpus": [float(c) for *_, c, _ in rows],
+        }
+    )
+    table_ = by_user(jobs, tau=10.0)
+    assert list(table_.index) == sorted(set(users))
+    for user, group in jobs.groupby("user", sort=True):
+        arrays = (group[c].to_numpy(dtype=np.float64) for c in ("wait", "runtime", "cpus"))
+        expected = wait_figures(*arrays, 10.0)
+        assert table_.loc[user, list(WAIT_FIGURES)].to_dict() == expected
+
+
 def test_comparison_shows_each_queues_change_against_the_baseline() -> None:
     """Two queues; FCFS keeps the short job behind the long one, EASY backfills it."""
     site = Site.model_validate(

@@ -5,6 +5,7 @@ last bit either way, the rebinding that makes a run interpreted, and the rules b
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -129,6 +130,23 @@ def test_ready_reads_numbas_cache_index_of_a_kernels_current_source(tmp_path: Pa
     assert ready([twice])
     assert ready([load()])
     sys.modules.pop("fresh_kernel", None)
+
+
+def test_starting_the_compiler_leaves_scipy_linalg_unimported_until_blas_is_needed() -> None:
+    """In a fresh process, numba's target is set up (and a kernel compiled) without
+    importing scipy.linalg; numba's own check for BLAS, which np.dot runs when compiled,
+    still finds scipy afterwards."""
+    script = (
+        "import sys, numba\n"
+        "from queuesim.core.kernels import start_compiler\n"
+        "start_compiler()\n"
+        "assert numba.njit(lambda x: x + 1)(1) == 2\n"
+        "assert 'scipy.linalg' not in sys.modules\n"
+        "from numba.np.linalg import ensure_blas\n"
+        "ensure_blas()\n"
+        "assert 'scipy.linalg.cython_blas' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
 
 
 def test_run_reports_interpreted_kernels_in_its_speed_line(

@@ -120,6 +120,7 @@ class Simulation:
         compile_seconds = 0.0
         if mode == "compiled":
             started_at = time.perf_counter()
+            kernel_modes.start_compiler()
             if self.batch_rules is not None:
                 warm_up_run()
             else:

@@ -9,7 +9,8 @@ folder. The README sample is timed as the whole command, once with an empty kern
 (the first run on a new machine) and once warm.
 
 ``scanned/pass``: the jobs a scheduling pass decided for one by one, on average (what a
-deep queue would multiply; compiled runs only). Phases: ``read`` (parse the trace),
+deep queue would multiply; compiled runs only). Phases: ``read`` (parse the trace, or
+load it from the parsed-trace cache once a run has parsed it: :mod:`~queuesim.traces.trace_cache`),
 ``prepare`` (route and clean it for the site), ``kernels`` (compile or load the compiled
 kernels), ``simulate``, ``write``; ``total`` is
 the child process's wall time, imports included. Start times are checked against the

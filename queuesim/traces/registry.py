@@ -41,6 +41,7 @@ from queuesim.traces.slurm import (
     read_slurm_jobcomp,
 )
 from queuesim.traces.swf import SWF_FIELDS, SwfTrace, read_swf
+from queuesim.traces.trace_cache import read_cached
 
 #: how many content lines sniffing looks at
 SNIFF_LINES = 20
@@ -96,13 +97,18 @@ def read_trace(
     :class:`WorkloadError` naming the file and line; with it, the first line whose field
     count names an SWF format decides (the others are reported by the reader). ``path``
     may also name a bundled sample workload (``kth-sp2-sample.swf``; see
-    :mod:`queuesim.common.bundled`).
+    :mod:`queuesim.common.bundled`). A large SWF file read before comes from the parsed-trace
+    cache (:mod:`.trace_cache`).
     """
     given = Path(path)
     path = given if given.is_dir() else bundled.workload_file(path)
-    return detect_format(path, skip_bad_lines=skip_bad_lines, format=format).read(
-        path, skip_bad_lines=skip_bad_lines
-    )
+    chosen = detect_format(path, skip_bad_lines=skip_bad_lines, format=format)
+    if chosen.name == "swf" and not path.is_dir():
+        resolved = path
+        return read_cached(
+            path, skip_bad_lines, lambda: chosen.read(resolved, skip_bad_lines=skip_bad_lines)
+        )
+    return chosen.read(path, skip_bad_lines=skip_bad_lines)
 
 
 def detect_format(
