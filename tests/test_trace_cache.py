@@ -4,6 +4,7 @@ served for other bytes or another reader, and a cache that cannot be used is no 
 from __future__ import annotations
 
 import gzip
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -127,3 +128,23 @@ def test_small_files_are_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert path.stat().st_size < trace_cache.CACHE_FROM_BYTES
     counted(path)
     assert not (tmp_path / "cache").exists()
+
+
+def test_the_cache_keeps_within_its_size_by_dropping_the_least_recently_used(
+    tmp_path: Path,
+) -> None:
+    """Entries beyond the size limit are removed oldest use first; the entry just written
+    stays even when it alone is over the limit."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for age, name in enumerate(["newest", "middle", "oldest"]):
+        entry = folder / f"{name}.npz"
+        entry.write_bytes(b"x" * 100)
+        os.utime(entry, (1_000_000 - age, 1_000_000 - age))
+    written = folder / "written.npz"
+    written.write_bytes(b"x" * 100)
+    os.utime(written, (0, 0))  # the clock may be behind: being just written still counts
+    trace_cache.prune(folder, keep=written, limit=250)
+    assert sorted(p.name for p in folder.iterdir()) == ["newest.npz", "written.npz"]
+    trace_cache.prune(folder, keep=written, limit=50)
+    assert sorted(p.name for p in folder.iterdir()) == ["written.npz"]

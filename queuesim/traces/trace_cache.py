@@ -13,7 +13,10 @@ trace is then parsed as if there were no cache, and nothing is reported.
 
 Where: ``$QUEUESIM_CACHE_DIR``, else ``$XDG_CACHE_HOME/queuesim``, else
 ``~/.cache/queuesim`` (under ``traces/``); ``QUEUESIM_CACHE_DIR=off`` turns it off. Files
-under :data:`CACHE_FROM_BYTES` are not cached: they parse in a few milliseconds.
+under :data:`CACHE_FROM_BYTES` are not cached: they parse in a few milliseconds. The folder
+is kept under :data:`CACHE_MAX_BYTES`: each new entry removes the least recently used ones
+beyond it (an entry is marked used each time it is loaded), so entries of traces or readers
+that changed do not pile up.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from queuesim.traces.swf import BadLine, SwfHeader, SwfTrace
 
 #: the smallest file (bytes as stored) whose parse is cached
 CACHE_FROM_BYTES = 1 << 20
+#: the most the entries may take together; the least recently used go first
+CACHE_MAX_BYTES = 2 << 30
 #: the entry layout; part of the key
 _LAYOUT = b"queuesim parsed trace 1"
 #: the modules whose source decides what a parse gives (their source is part of the key)
@@ -98,11 +103,30 @@ def read_cached(path: Path, skip_bad_lines: bool, parse: Callable[[], SwfTrace])
     entry = folder / f"{key.hexdigest()}.npz"
     cached = _load(entry, path)
     if cached is not None:
+        with contextlib.suppress(OSError):  # a read-only cache still serves
+            os.utime(entry)
         return cached
     trace = parse()
     with contextlib.suppress(OSError, ValueError):  # read-only or full: parsed next time too
         _store(entry, trace)
+        prune(folder, keep=entry)
     return trace
+
+
+def prune(folder: Path, keep: Path, limit: int = CACHE_MAX_BYTES) -> None:
+    """Remove the least recently used entries of ``folder`` until the rest (``keep``, the
+    entry just written, always among them) take at most ``limit`` bytes."""
+    entries = []
+    for candidate in folder.glob("*.npz"):
+        with contextlib.suppress(OSError):  # removed meanwhile by another run
+            status = candidate.stat()
+            entries.append((candidate != keep, -status.st_mtime, candidate.name, status.st_size))
+    total = 0
+    for _, _, name, size in sorted(entries):
+        total += size
+        if total > limit and name != keep.name:
+            with contextlib.suppress(OSError):
+                (folder / name).unlink()
 
 
 def _store(entry: Path, trace: SwfTrace) -> None:
