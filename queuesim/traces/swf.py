@@ -234,7 +234,7 @@ def read_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
             keep[bad_rows] = False
             numbers, values = numbers[keep], values[keep]
         parts.append((values, numbers))
-    values, numbers = _joined(parts)
+    values, numbers = joined_pieces(parts)
     parts.clear()  # the pieces' arrays are not kept beside the frame made of them
     return SwfTrace(
         path=path,
@@ -244,7 +244,7 @@ def read_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     )
 
 
-def _joined(
+def joined_pieces(
     parts: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]],
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
     """The values and line numbers of every piece, in file order."""
