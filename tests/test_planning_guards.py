@@ -12,6 +12,7 @@ count. The kernels are called directly, compiled or (under the mutation runner) 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import numpy as np
 from hypothesis import given, settings
@@ -50,7 +51,7 @@ def offered(prof: Profile, s: int, p: int, per_cpu: int, ppn: int, gpn: int) -> 
 
 
 def reference_earliest(
-    prof: Profile, need: int, per_cpu: int, ppn: int, gpn: int, mask: list[bool],
+    prof: Profile, need: int, per_cpu: int, ppn: int, gpn: int, mask: Sequence[bool] | np.ndarray,
     duration: float, first: int = 0,
 ) -> int:  # fmt: skip
     """The first step from ``first`` the job fits from, by the definition; -1 if none."""
