@@ -11,8 +11,17 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The mutation runner (.ci/mutate.py) wants to know whether a property fails, not its
+# smallest failing example: no shrinking there (shrinking a mutant's failure takes minutes)
+if os.environ.get("QUEUESIM_MUTATION_RUN"):
+    settings.register_profile(
+        "mutation", phases=[Phase.explicit, Phase.reuse, Phase.generate], print_blob=False
+    )
+    settings.load_profile("mutation")
 
 
 def shared_workloads_dir() -> Path:
