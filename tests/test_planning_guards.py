@@ -123,6 +123,8 @@ def test_earliest_start_is_the_first_step_the_definition_lets_the_job_fit(
         assert room.tolist() == ([need] if pools == 1 else want)
     later = reference_earliest(prof, *args, first=first)
     assert _earliest(prof, *args, False, room, first) == later
+    # now only, from a later step: that step or nothing (not step 0's answer)
+    assert _earliest(prof, *args, True, room, first) == (first if later == first else -1)
     now = 0 if expected == 0 else -1
     assert _earliest(prof, *args, True, room) == now
     assert _fits_now(prof, *args, room) == now
@@ -156,7 +158,20 @@ def test_a_job_asking_exactly_the_free_cpus_memory_and_gpus_fits() -> None:
     assert room.tolist() == [2, 2]
     assert fits(2, 3, 1, 2, 2, 1) == -1  # memory for one CPU less on each node
     assert fits(2, 4, 1, 2, 2, 2) == -1  # two GPUs per node asked, one there
+    assert fits(2, 4, 0, 2, 2, 1) == -1  # one GPU per node asked, none there
     assert fits(1, 4, 1, 0, 0, 0) == -1  # 2 CPUs free, 4 asked
+
+
+def test_a_node_without_the_gpus_asked_offers_no_cpu() -> None:
+    """Two nodes of 2 CPUs, only the first with a GPU: a job of 2 CPUs, 1 per node, 1 GPU
+    per node does not fit (now or later); it fits when both nodes have their GPU."""
+    mask = np.array([True, True])
+    room = np.zeros(2, dtype=np.int64)
+    for gpus, expected in (([1, 0], -1), ([1, 1], 0)):
+        prof = profile([0.0], [[2, 2]], [[8, 8]], [gpus])
+        assert _fits_now(prof, 2, 0, 1, 1, mask, 5.0, room) == expected
+        assert room.tolist() == ([1, 0] if expected < 0 else [1, 1])
+        assert _earliest(prof, 2, 0, 1, 1, mask, 5.0, False, room) == expected
 
 
 def test_taking_and_giving_back_changes_exactly_the_window_taken() -> None:
