@@ -25,9 +25,13 @@ EXAMPLES = int(os.environ.get("QUEUESIM_PROPERTY_EXAMPLES", "60"))
 
 def profile(times: list[float], cpus: list[list[int]], mem: list[list[int]] | None = None,
             gpus: list[list[int]] | None = None) -> Profile:  # fmt: skip
-    """A profile of the given steps (rows) and pools (columns)."""
+    """A profile of the given steps (rows) and pools (columns); the spare rows beyond them
+    hold stale plenty (as a reused profile's do), which no kernel may read."""
     steps, pools = len(times), len(cpus[0])
     prof = new_profile(steps + 8, pools, len(gpus[0]) if gpus else 0)
+    prof.times[:] = times[-1] + 1.0 + np.arange(steps + 8)
+    for stale in (prof.cpus, prof.mem, prof.gpus, prof.low_cpus, prof.low_mem, prof.low_gpus):
+        stale[:] = 1 << 20
     prof.times[:steps] = times
     prof.cpus[:steps] = cpus
     prof.mem[:steps] = mem if mem is not None else [[1 << 40] * pools] * steps
