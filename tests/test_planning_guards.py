@@ -18,7 +18,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from queuesim.core.profile import Profile, _earliest, _fits_now, _split, _take, new_profile
+from queuesim.core.profile import (
+    Profile,
+    _earliest,
+    _fits_now,
+    _fits_plan,
+    _split,
+    _take,
+    new_profile,
+)
 
 EXAMPLES = int(os.environ.get("QUEUESIM_PROPERTY_EXAMPLES", "60"))
 
@@ -202,3 +210,25 @@ def test_splitting_at_a_step_start_adds_no_step_and_inside_a_step_copies_it() ->
     assert _split(prof, 4.0) == 1
     assert prof.times[:3].tolist() == [0.0, 4.0, 10.0]
     assert prof.cpus[:3, 0].tolist() == [4, 4, 1]
+
+
+def test_a_promise_still_fits_when_every_pool_keeps_exactly_its_cpus_over_the_window() -> None:
+    """Pools of 2 and 1 CPUs free over steps 0-1 (the second empty at step 2, outside the
+    window): a plan of [2, 1] fits exactly, [2, 2] or [3, 1] do not; a pool the plan does
+    not use may have nothing free; memory and GPUs count per CPU and per pool used."""
+    prof = profile([0.0, 5.0, 10.0], [[2, 1], [3, 1], [0, 0]], [[4, 2], [6, 2], [0, 0]],
+                   [[1, 1], [1, 0], [0, 0]])  # fmt: skip
+
+    def fits(plan: list[int], per_cpu: int = 0, gpn: int = 0) -> bool:
+        return bool(_fits_plan(prof, 0, 2, per_cpu, gpn, np.array(plan, dtype=np.int64)))
+
+    assert fits([2, 1])
+    assert not fits([2, 2])
+    assert not fits([3, 1])
+    assert fits([0, 0])
+    prof.cpus[0, 1] = 0
+    assert fits([2, 0])  # the second pool, empty now, is not used
+    assert fits([2, 0], per_cpu=2)  # 4 memory units for 2 CPUs of 2
+    assert not fits([2, 0], per_cpu=3)
+    assert fits([2, 0], gpn=1)  # the first pool has its GPU over the window
+    assert not fits([2, 0], gpn=2)
