@@ -25,6 +25,7 @@ from queuesim.core.profile import (
     _fits_plan,
     _split,
     _take,
+    _window_end,
     new_profile,
 )
 
@@ -232,3 +233,14 @@ def test_a_promise_still_fits_when_every_pool_keeps_exactly_its_cpus_over_the_wi
     assert not fits([2, 0], per_cpu=3)
     assert fits([2, 0], gpn=1)  # the first pool has its GPU over the window
     assert not fits([2, 0], gpn=2)
+
+
+def test_a_window_ends_at_the_first_step_at_or_after_its_end() -> None:
+    """Steps at 0, 5 and 10: from step 0, a 5 s window ends at step 1 (it starts at 5), a
+    6 s one at step 2, a 100 s one past the last step (3); from step 1, 4 s: step 2."""
+    prof = profile([0.0, 5.0, 10.0], [[1], [1], [1]])
+    assert _window_end(prof, 0, 5.0) == 1
+    assert _window_end(prof, 0, 6.0) == 2
+    assert _window_end(prof, 0, 100.0) == 3
+    assert _window_end(prof, 1, 4.0) == 2
+    assert _window_end(prof, 2, 0.5) == 3
