@@ -172,6 +172,7 @@ def test_a_job_asking_exactly_the_free_cpus_memory_and_gpus_fits() -> None:
     assert fits(2, 3, 1, 2, 2, 1) == -1  # memory for one CPU less on each node
     assert fits(2, 4, 1, 2, 2, 2) == -1  # two GPUs per node asked, one there
     assert fits(2, 4, 0, 2, 2, 1) == -1  # one GPU per node asked, none there
+    assert fits(2, 1, 1, 1, 0, 0) == -1  # one memory unit a CPU, one unit on each node
     assert fits(1, 4, 1, 0, 0, 0) == -1  # 2 CPUs free, 4 asked
 
 
