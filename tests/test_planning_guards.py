@@ -245,3 +245,14 @@ def test_a_window_ends_at_the_first_step_at_or_after_its_end() -> None:
     assert _window_end(prof, 0, 100.0) == 3
     assert _window_end(prof, 1, 4.0) == 2
     assert _window_end(prof, 2, 0.5) == 3
+
+
+def test_after_a_window_its_pools_could_not_hold_the_scan_tries_the_very_next_step() -> None:
+    """Two pools, 2 CPUs free in the first at t=0 and in the second from t=10, both from
+    t=20: a 15 s job of 2 CPUs finds 2 free at every step from 0 but no pool free over
+    0-15; over 10-25 the second pool is: it starts at step 1 (t=10), not later."""
+    prof = profile([0.0, 10.0, 20.0], [[2, 0], [0, 2], [2, 2]])
+    room = np.zeros(2, dtype=np.int64)
+    mask = np.array([True, True])
+    assert _earliest(prof, 2, 0, 0, 0, mask, 15.0, False, room) == 1
+    assert room.tolist() == [0, 2]
