@@ -34,21 +34,42 @@ REPO = Path(__file__).resolve().parents[1]
 #: file -> the functions mutated in it
 TARGETS = {
     "queuesim/core/planning.py": [
-        "_block_suitable",  # the backfill fit test
+        "_block_suitable",  # greedy anti-starvation blocking
         "_limits_allow_from",  # limits in the profile
-        "_book_promises",  # reservation rules
-        "_compress",
+        "_book_promises",  # reservation rules: promises kept
+        "_book_as_promised",
+        "_compress",  # reservation rules: compression
+        "_place_others",  # the backfill loop: start now, reserve, pass over
+    ],
+    "queuesim/core/profile.py": [  # the backfill fit test
+        "fitting_cpus",
+        "_shaped",
+        "_pool_room",
+        "_window_end",
+        "_window_room",
+        "_fits_plan",
+        "_step_room",
+        "_earliest",
+        "_fits_now",
+        "_split",
+        "_take",
+        "_first_fit",
     ],
     "queuesim/core/fairshare.py": ["decay_to"],  # fairshare decay
     "queuesim/core/limits.py": ["check", "add"],
 }
-#: the tests run against each mutant
-TESTS = [
+_KERNEL_TESTS = [  # fastest first: a killed mutant stops at its first failing test (-x)
+    "tests/test_planning_guards.py",
+    "tests/test_profile.py",
     "tests/test_golden_schedules.py",
-    "tests/test_fairshare.py",
-    "tests/test_site_policies.py",
-    "tests/test_mutation_guards.py",
 ]
+#: the tests run against a mutant of each file: those that exercise it, not the suite
+TESTS = {
+    "queuesim/core/planning.py": _KERNEL_TESTS,
+    "queuesim/core/profile.py": _KERNEL_TESTS,
+    "queuesim/core/fairshare.py": ["tests/test_mutation_guards.py", "tests/test_fairshare.py"],
+    "queuesim/core/limits.py": ["tests/test_mutation_guards.py", "tests/test_site_policies.py"],
+}
 
 _COMPARE_SWAP = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
@@ -148,7 +169,16 @@ def mutated_source(mutant: Mutant) -> str:
 
 
 def run_tests(root: Path, timeout: float, tests: list[str]) -> str:
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": str(root)}
+    """``survived`` when every test passes against the scratch copy at ``root``; the
+    property tests run with a small example budget (a mutant that breaks a rule breaks
+    it on most examples)."""
+    env = {
+        **os.environ,
+        "NUMBA_DISABLE_JIT": "1",
+        "QUEUESIM_MUTATION_RUN": "1",  # no shrinking of a failing property (tests/conftest.py)
+        "PYTHONPATH": str(root),
+        "QUEUESIM_PROPERTY_EXAMPLES": os.environ.get("QUEUESIM_PROPERTY_EXAMPLES", "30"),
+    }
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
     try:
         done = subprocess.run(command, cwd=root, env=env, capture_output=True, timeout=timeout)
@@ -161,7 +191,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--list", action="store_true", help="list the mutants only")
     parser.add_argument("--only", action="append", default=[], help="only these functions")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        help="most seconds per mutant (else 4 x its tests' time without a mutant)",
+    )
     parser.add_argument(
         "--survivors",
         metavar="OUTPUT",
@@ -172,6 +207,8 @@ def main() -> int:
     )
     args = parser.parse_args()
     chosen = [m for m in mutants() if not args.only or m.function in args.only]
+    if args.only:  # in the order asked: the most wanted first
+        chosen.sort(key=lambda m: args.only.index(m.function))
     if args.survivors:
         text = Path(args.survivors).read_text(encoding="utf-8")
         left = {line.split("] ", 1)[1].rsplit(": ", 1)[0] for line in text.splitlines()
@@ -188,17 +225,24 @@ def main() -> int:
             REPO, root, symlinks=True,
             ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.nbi", "*.nbc"),
         )  # fmt: skip
-        tests = args.tests or TESTS
-        baseline = run_tests(root, args.timeout, tests)
-        if baseline != "survived":
-            print("the targeted tests fail without any mutant: fix them first")
-            return 2
+        # each file's tests once without a mutant: they must pass, and a mutant's run may
+        # take four times as long (a mutant that loops forever is killed by the timeout)
+        limits: dict[str, float] = {}
+        for file in sorted({m.file for m in chosen}):
+            tests = args.tests or TESTS[file]
+            started = time.perf_counter()
+            if run_tests(root, args.timeout, tests) != "survived":
+                print(f"the tests of {file} fail without any mutant: fix them first")
+                return 2
+            took = time.perf_counter() - started
+            limits[file] = min(args.timeout, max(60.0, 4 * took))
+            print(f"{file}: {' '.join(tests)} pass in {took:.0f} s", flush=True)
         killed = 0
         for n, m in enumerate(chosen, start=1):
             original = (root / m.file).read_text(encoding="utf-8")
             (root / m.file).write_text(mutated_source(m), encoding="utf-8")
             started = time.perf_counter()
-            outcome = run_tests(root, args.timeout, tests)
+            outcome = run_tests(root, limits[m.file], args.tests or TESTS[m.file])
             (root / m.file).write_text(original, encoding="utf-8")
             killed += outcome != "survived"
             print(

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 # Property tests guard behaviour, never speed: hypothesis's per-example deadline (200 ms by
 # default) is a timing assertion that fails on a loaded machine, so it is off for every test
@@ -20,6 +20,17 @@ settings.register_profile("queuesim", deadline=None, suppress_health_check=[Heal
 settings.load_profile("queuesim")
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The mutation runner (.ci/mutate.py) wants to know whether a property fails, not its
+# smallest failing example: no shrinking there (shrinking a mutant's failure takes minutes)
+if os.environ.get("QUEUESIM_MUTATION_RUN"):
+    settings.register_profile(
+        "mutation",
+        parent=settings.get_profile("queuesim"),
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],
+        print_blob=False,
+    )
+    settings.load_profile("mutation")
 
 
 def shared_workloads_dir() -> Path:

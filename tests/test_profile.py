@@ -4,12 +4,17 @@ was changed before (steps split, CPUs taken and given back, rebuilt)."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from queuesim.core.planning import _stop_queue
 from queuesim.core.profile import Profile, _earliest, _split, _take, _take_all, new_profile
+
+#: examples per property (the mutation runner asks fewer)
+EXAMPLES = int(os.environ.get("QUEUESIM_PROPERTY_EXAMPLES", "150"))
 
 
 @st.composite
@@ -57,7 +62,7 @@ def _assert_fits_now_as_the_scan_finds(
         assert fast_room.tolist() == scan_room.tolist()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(
     data=profiles_and_changes(),
     jobs=st.lists(
@@ -100,7 +105,7 @@ def test_fits_now_from_the_running_minima_is_what_the_step_by_step_scan_finds(
         ask()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(
     data=profiles_and_changes(),
     takes=st.lists(

@@ -5,13 +5,19 @@ file. Trace readers and machine-file readers share this.
 No line may be longer than :data:`MAX_LINE_BYTES`: no format queuesim reads has such
 lines, and a file that does (1 GB of one line compresses to 1 MB) is refused as soon as
 the limit is passed, naming the line - a gzip file is decompressed a piece at a time and
-checked as it goes, so such a file costs a megabyte of memory, not its whole content."""
+checked as it goes, so such a file costs a megabyte of memory, not its whole content.
+
+Large inputs are read in pieces of whole lines (:func:`line_chunks`): a reader that parses
+each piece as it comes holds a few megabytes of text at a time, not the whole file."""
 
 from __future__ import annotations
 
 import mmap
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from queuesim.common.errors import QueuesimError, WorkloadError
 
@@ -21,13 +27,24 @@ MAX_LINE_BYTES = 1 << 20
 #: how much decompressed data one step of gzip decompression makes at most
 _GUNZIP_STEP = 1 << 20
 UTF8_BOM = b"\xef\xbb\xbf"
+#: about how much text one piece of :func:`line_chunks` holds
+CHUNK_BYTES = 8 << 20
+#: how much of a stored file one read takes
+_READ_STEP = 1 << 20
 
 
 def raw_bytes(path: Path, what: str, error: type[QueuesimError] = WorkloadError) -> bytes:
     """The bytes of ``path`` as stored, or a one-line ``error`` naming the file and
     ``what`` it should be (missing, a directory, unreadable)."""
-    try:
+    with _reading(path, what, error):
         return path.read_bytes()
+
+
+@contextmanager
+def _reading(path: Path, what: str, error: type[QueuesimError] = WorkloadError) -> Iterator[None]:
+    """Turns the OS's failures to read ``path`` into a one-line ``error``."""
+    try:
+        yield
     except FileNotFoundError:
         raise error(f"{path}: no such {what}") from None
     except IsADirectoryError:
@@ -103,23 +120,96 @@ class LineLimit:
 def _gunzip(data: bytes, limit: LineLimit) -> bytes:
     """``data`` decompressed (every gzip member, as :func:`gzip.decompress`), a step at a
     time, each step checked by ``limit`` before the next is made."""
-    pieces: list[bytes] = []
-    pending = data
-    while pending:
-        member = zlib.decompressobj(wbits=31)
-        tail = pending
-        while tail:
-            piece = member.decompress(tail, _GUNZIP_STEP)
-            limit.feed(piece, more=True)
-            pieces.append(piece)
-            tail = member.unconsumed_tail
-        piece = member.flush()
+    pieces = []
+    for piece in _gunzip_pieces(iter((data,))):
         limit.feed(piece, more=True)
         pieces.append(piece)
+    return b"".join(pieces)
+
+
+def _gunzip_pieces(stored: Iterator[bytes]) -> Iterator[bytes]:
+    """The decompressed content, at most :data:`_GUNZIP_STEP` bytes a piece, of the gzip
+    stream whose stored bytes come block by block from ``stored`` (every member, as
+    :func:`gzip.decompress`; zero padding after a member is allowed, as gzip allows)."""
+    member = zlib.decompressobj(wbits=31)
+    fresh, first = True, True  # the member has had no input yet; it is the file's first
+    for block in stored:
+        pending = block
+        while pending:
+            if fresh and not first:
+                pending = pending.lstrip(b"\x00")
+                if not pending:
+                    break
+            fresh = first = False
+            piece = member.decompress(pending, _GUNZIP_STEP)
+            if piece:
+                yield piece
+            if member.eof:
+                pending = member.unused_data
+                member, fresh = zlib.decompressobj(wbits=31), True
+            else:
+                pending = member.unconsumed_tail
+    if not fresh:
+        piece = member.flush()
+        if piece:
+            yield piece
         if not member.eof:
             raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-        pending = member.unused_data.lstrip(b"\x00")  # gzip allows zero padding
-    return b"".join(pieces)
+
+
+def line_chunks(
+    path: Path, what: str = "workload file", size: int | None = None
+) -> Iterator[tuple[int, bytes]]:
+    """The content of ``path`` as :func:`read_bytes` gives it (gzip recognised, a UTF-8
+    byte-order mark dropped, no line over :data:`MAX_LINE_BYTES`, the same one-line
+    errors), in pieces of whole lines of about ``size`` bytes (default
+    :data:`CHUNK_BYTES`), each with the number (from
+    1) of its first line. Only one piece is held at a time - the stored file is read, and
+    decompressed, a megabyte at a time - so a reader that parses each piece as it comes
+    needs memory for its result, not for the whole text."""
+    size = CHUNK_BYTES if size is None else size
+    limit = LineLimit(path, what)
+    with _reading(path, what):
+        stream = path.open("rb")
+    with stream:
+        head = _read(stream, path, what)
+        blocks = _stored_blocks(stream, head, path, what)
+        packed = path.suffix.lower() == ".gz" or head.startswith(GZIP_MAGIC)
+        kept: list[bytes] = []
+        held, number, bom = 0, 1, True
+        try:
+            for piece in _gunzip_pieces(blocks) if packed else blocks:
+                limit.feed(piece, more=True)
+                kept.append(piece)
+                held += len(piece)
+                if held >= size and b"\n" in piece:
+                    text = b"".join(kept)
+                    cut = text.rindex(b"\n") + 1
+                    chunk, rest = text[:cut], text[cut:]
+                    if bom:
+                        chunk, bom = chunk.removeprefix(UTF8_BOM), False
+                    yield number, chunk
+                    number += chunk.count(b"\n")
+                    kept, held = [rest], len(rest)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise WorkloadError(f"{path}: not a valid gzip file ({exc})") from None
+        text = b"".join(kept)
+        text = text.removeprefix(UTF8_BOM) if bom else text
+        if text:
+            yield number, text
+
+
+def _read(stream: BinaryIO, path: Path, what: str) -> bytes:
+    with _reading(path, what):
+        return stream.read(_READ_STEP)
+
+
+def _stored_blocks(stream: BinaryIO, head: bytes, path: Path, what: str) -> Iterator[bytes]:
+    """``head``, then the rest of ``stream`` a block at a time."""
+    block = head
+    while block:
+        yield block
+        block = _read(stream, path, what)
 
 
 def decode_line(raw: bytes) -> str:

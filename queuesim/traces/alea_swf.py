@@ -80,7 +80,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from queuesim.common.errors import WorkloadError
-from queuesim.common.files import decode_line, read_bytes
+from queuesim.common.files import decode_line, line_chunks
 from queuesim.traces.swf import (
     SWF_FIELDS,
     BadLine,
@@ -89,6 +89,7 @@ from queuesim.traces.swf import (
     content_lines,
     field_problem,
     jobs_frame,
+    joined_pieces,
     parse_header,
     parse_numeric_lines,
     valid_rows,
@@ -238,14 +239,54 @@ def read_alea_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace
     it is recorded in :attr:`SwfTrace.bad_lines` and left out.
     """
     path = Path(path)
-    data = read_bytes(path, "workload file")
     comments: list[str] = []
+    parts: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]] = []
+    kept_tails: list[tuple[str, str]] = []
+    specs: dict[str, Nodespec | str] = {}
+    bad: list[BadLine] = []
+    # a piece of the file at a time: only its lines are held as text (issue 20)
+    for first, text in line_chunks(path):
+        values, numbers, tails, keep = _read_piece(text, first, comments, specs, bad)
+        if bad and not skip_bad_lines:
+            bad.sort(key=lambda b: b.line)
+            raise WorkloadError(f"{path}:{bad[0].line}: {bad[0].reason}")
+        parts.append((values[keep], numbers[keep]))
+        kept_tails += [t for t, k in zip(tails, keep, strict=True) if k]
+    bad.sort(key=lambda b: b.line)
+    values, kept_numbers = joined_pieces(parts)
+    parts.clear()
+    header, values = _standardise(values, comments, path)
+    frame = jobs_frame(values, kept_numbers)
+    parsed_specs = [specs[nodespec] for _, nodespec in kept_tails]
+    frame["queue_name"] = pd.Series([q for q, _ in kept_tails], dtype=object)
+    frame["nodespec"] = pd.Series([n for _, n in kept_tails], dtype=object)
+    frame["nodes"] = np.array([_spec(s).nodes for s in parsed_specs], dtype=np.int64)
+    frame["ppn"] = np.array([_spec(s).ppn for s in parsed_specs], dtype=np.int64)
+    frame["nodespec_cpus"] = np.array([_spec(s).cpus for s in parsed_specs], dtype=np.int64)
+    frame["nodespec_properties"] = pd.Series(
+        [_spec(s).properties for s in parsed_specs], dtype=object
+    )
+    frame["exclusive"] = np.array([_spec(s).exclusive for s in parsed_specs], dtype=bool)
+    return SwfTrace(path=path, header=header, jobs=frame, bad_lines=tuple(bad))
+
+
+def _read_piece(
+    text: bytes,
+    first: int,
+    comments: list[str],
+    specs: dict[str, Nodespec | str],
+    bad: list[BadLine],
+) -> tuple[
+    npt.NDArray[np.float64], npt.NDArray[np.int64], list[tuple[str, str]], npt.NDArray[np.bool_]
+]:
+    """The job lines of one piece of the file (its first line: ``first``): their 18 SWF
+    values, line numbers, (queue, nodespec) texts and whether each is good; its comments
+    go to ``comments``, its bad lines to ``bad``, each new nodespec parsed into ``specs``."""
     numbers: list[int] = []
     raws: list[bytes] = []
     prefixes: list[bytes] = []
     tails: list[tuple[str, str]] = []
-    bad: list[BadLine] = []
-    for number, raw, comment in content_lines(data):
+    for number, raw, comment in content_lines(text, first):
         if comment:
             comments.append(decode_line(raw))
             continue
@@ -260,10 +301,9 @@ def read_alea_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace
 
     values = parse_numeric_lines(prefixes)
     if values is None:  # cannot happen: every prefix matched 18 numeric tokens
-        raise RuntimeError(f"{path}: validated SWF fields failed to parse")
+        raise RuntimeError("validated SWF fields failed to parse")
     ok = valid_rows(values)
     keep = np.ones(len(numbers), dtype=bool)
-    specs: dict[str, Nodespec | str] = {}
     for row, (_, nodespec) in enumerate(tails):
         reason = None if ok[row] else _value_reason(values[row])
         if reason is None:
@@ -279,27 +319,7 @@ def read_alea_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace
         if reason is not None:
             keep[row] = False
             bad.append(BadLine(numbers[row], decode_line(raws[row]), reason))
-    if bad:
-        bad.sort(key=lambda b: b.line)
-        if not skip_bad_lines:
-            raise WorkloadError(f"{path}:{bad[0].line}: {bad[0].reason}")
-
-    values = values[keep]
-    kept_numbers = np.asarray(numbers, dtype=np.int64)[keep]
-    kept_tails = [t for t, k in zip(tails, keep, strict=True) if k]
-    header, values = _standardise(values, comments, path)
-    frame = jobs_frame(values, kept_numbers)
-    parsed_specs = [specs[nodespec] for _, nodespec in kept_tails]
-    frame["queue_name"] = pd.Series([q for q, _ in kept_tails], dtype=object)
-    frame["nodespec"] = pd.Series([n for _, n in kept_tails], dtype=object)
-    frame["nodes"] = np.array([_spec(s).nodes for s in parsed_specs], dtype=np.int64)
-    frame["ppn"] = np.array([_spec(s).ppn for s in parsed_specs], dtype=np.int64)
-    frame["nodespec_cpus"] = np.array([_spec(s).cpus for s in parsed_specs], dtype=np.int64)
-    frame["nodespec_properties"] = pd.Series(
-        [_spec(s).properties for s in parsed_specs], dtype=object
-    )
-    frame["exclusive"] = np.array([_spec(s).exclusive for s in parsed_specs], dtype=bool)
-    return SwfTrace(path=path, header=header, jobs=frame, bad_lines=tuple(bad))
+    return values, np.asarray(numbers, dtype=np.int64), tails, keep
 
 
 def _spec(parsed: Nodespec | str) -> Nodespec:

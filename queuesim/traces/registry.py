@@ -146,7 +146,7 @@ def detect_format(
 def _first_lines(path: Path) -> list[tuple[int, bytes]]:
     """The first :data:`SNIFF_LINES` lines that are neither blank nor ``;`` comments, with
     their line numbers; reads only as far as needed and never more than
-    :data:`SNIFF_BYTES` (the chosen reader reads the file again, whole). A line longer
+    :data:`SNIFF_BYTES` (the chosen reader reads the file again from its start). A line longer
     than :data:`~queuesim.common.files.MAX_LINE_BYTES` is an error naming it."""
     lines: list[tuple[int, bytes]] = []
     read = 0

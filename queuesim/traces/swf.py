@@ -19,9 +19,12 @@ a :class:`~queuesim.common.errors.WorkloadError` whose message names the file, t
 number and what was expected. :func:`write_swf` writes a frame back in the same format,
 deterministically and atomically.
 
-Speed: the job lines are parsed in one go by pandas' C tokenizer. Only when that fails (or
-when some values break the rules, such as a fraction in an integer field) are the lines
-walked one by one to find the exact culprits.
+Speed and memory: the file is read a piece of whole lines at a time
+(:func:`~queuesim.common.files.line_chunks`, a few MB of text), and each piece's job lines
+are parsed in one go by pandas' C tokenizer, so a million-job trace needs memory for its
+numbers, not for its text. Only when that fails (or when some values break the rules,
+such as a fraction in an integer field) are a piece's lines walked one by one to find the
+exact culprits.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import pandas as pd
 
 from queuesim.common.atomic import atomic_path
 from queuesim.common.errors import WorkloadError
-from queuesim.common.files import decode_line, read_bytes
+from queuesim.common.files import decode_line, line_chunks
 from queuesim.traces.text_columns import SPILL, fill_integers, put_text
 
 __all__ = [
@@ -199,48 +202,57 @@ def read_swf(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     whether that is an error).
     """
     path = Path(path)
-    data = read_bytes(path)
-
     comment_lines: list[str] = []
-    job_lines: list[bytes] = []
-    job_numbers: list[int] = []
-    for number, raw, comment in content_lines(data):
-        if comment:
-            comment_lines.append(decode_line(raw))
-        else:
-            job_lines.append(raw)
-            job_numbers.append(number)
-
-    values, bad_rows = _parse_job_lines(job_lines)
-
-    bad_lines: tuple[BadLine, ...] = ()
-    if bad_rows:
-        if not skip_bad_lines:
-            first = bad_rows[0]
-            reason = _diagnose(job_lines[first])
-            raise WorkloadError(f"{path}:{job_numbers[first]}: {reason}")
-        bad_lines = tuple(
-            BadLine(
-                line=job_numbers[row],
-                text=decode_line(job_lines[row]),
-                reason=_diagnose(job_lines[row]),
-            )
-            for row in bad_rows
-        )
-
-    numbers = np.asarray(job_numbers, dtype=np.int64)
-    if bad_rows:
-        keep = np.ones(len(job_lines), dtype=bool)
-        keep[bad_rows] = False
-        numbers = numbers[keep]
-        values = values[keep]
-
+    parts: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]] = []
+    bad_lines: list[BadLine] = []
+    # a piece of the file at a time: only its lines are held as text (issue 20)
+    for first, text in line_chunks(path):
+        job_lines: list[bytes] = []
+        job_numbers: list[int] = []
+        for number, raw, comment in content_lines(text, first):
+            if comment:
+                comment_lines.append(decode_line(raw))
+            else:
+                job_lines.append(raw)
+                job_numbers.append(number)
+        values, bad_rows = _parse_job_lines(job_lines)
+        numbers = np.asarray(job_numbers, dtype=np.int64)
+        if bad_rows:
+            if not skip_bad_lines:
+                first_bad = bad_rows[0]
+                reason = _diagnose(job_lines[first_bad])
+                raise WorkloadError(f"{path}:{job_numbers[first_bad]}: {reason}")
+            bad_lines += [
+                BadLine(
+                    line=job_numbers[row],
+                    text=decode_line(job_lines[row]),
+                    reason=_diagnose(job_lines[row]),
+                )
+                for row in bad_rows
+            ]
+            keep = np.ones(len(job_lines), dtype=bool)
+            keep[bad_rows] = False
+            numbers, values = numbers[keep], values[keep]
+        parts.append((values, numbers))
+    values, numbers = joined_pieces(parts)
+    parts.clear()  # the pieces' arrays are not kept beside the frame made of them
     return SwfTrace(
         path=path,
         header=parse_header(comment_lines),
         jobs=jobs_frame(values, numbers),
-        bad_lines=bad_lines,
+        bad_lines=tuple(bad_lines),
     )
+
+
+def joined_pieces(
+    parts: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """The values and line numbers of every piece, in file order."""
+    if not parts:
+        return np.empty((0, _N_FIELDS), dtype=np.float64), np.empty(0, dtype=np.int64)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate([v for v, _ in parts]), np.concatenate([n for _, n in parts])
 
 
 def _parse_job_lines(lines: list[bytes]) -> tuple[npt.NDArray[np.float64], list[int]]:
@@ -308,10 +320,11 @@ def _parse_slow(lines: list[bytes]) -> tuple[npt.NDArray[np.float64], list[int]]
     return np.array(rows, dtype=np.float64).reshape(-1, _N_FIELDS), unparsed
 
 
-def content_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
-    """The lines of a trace that are not blank: their number (from 1), raw bytes, and
-    whether each is a comment (``;`` first, as SWF headers are)."""
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+def content_lines(data: bytes, first: int = 1) -> Iterator[tuple[int, bytes, bool]]:
+    """The lines of a trace (or of a piece of one whose first line is line ``first``)
+    that are not blank: their number, raw bytes, and whether each is a comment (``;``
+    first, as SWF headers are)."""
+    for number, raw in enumerate(data.split(b"\n"), start=first):
         stripped = raw.strip()
         if stripped:
             yield number, raw, stripped[:1] == b";"
