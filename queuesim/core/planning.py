@@ -212,7 +212,7 @@ def _book_as_promised(pl: Planning, promises: Promises) -> int:
     bookings, as a job fits the room its predecessors left whenever all fit together.
     Returns how many were booked, or -1, booking nothing, when some promise does not fit
     as made."""
-    prof, state, jobs, _counts, waiting, plan = pl
+    prof, state, jobs, _counts, waiting, _plan = pl
     promised = np.flatnonzero(promises.starts[: waiting.shape[0]] < NEVER)
     m = promised.shape[0]
     starts = np.empty(m)
@@ -230,12 +230,22 @@ def _book_as_promised(pl: Planning, promises: Promises) -> int:
         gpn[e] = state.job_gpn[job]
     if not _take_all(prof, starts, durations, per_cpu, gpn, promises.plans[promised]):
         return -1
-    for e in range(m):
-        k = promised[e]
-        for p in range(plan.plans.shape[1]):
-            plan.plans[k, p] = promises.plans[k, p]
-        plan.booked[k] = True
-        plan.starts[k] = starts[e]
+    return _mark_booked(pl, promises)
+
+
+@numba.njit(cache=True)
+def _mark_booked(pl: Planning, promises: Promises) -> int:
+    """Mark every promise as booked where it was made (from ``now`` if that has passed),
+    the profile holding them already; returns how many there are."""
+    _prof, state, _jobs, _counts, waiting, plan = pl
+    m = 0
+    for k in range(waiting.shape[0]):
+        if promises.starts[k] < NEVER:
+            for p in range(plan.plans.shape[1]):
+                plan.plans[k, p] = promises.plans[k, p]
+            plan.booked[k] = True
+            plan.starts[k] = max(promises.starts[k], state.now)
+            m += 1
     return m
 
 
@@ -288,12 +298,12 @@ class Stretches(NamedTuple):
     since: per CPU count ``c``, the stretches of consecutive steps with at least ``c`` CPUs
     free that are longer than every stretch before them (first step, start and end times),
     found by a scan that has reached step ``upto[c]``. Valid while ``seen[c]`` equals
-    ``version[0]``; ``count[c]`` -1: too many to keep, so not kept."""
+    ``version[0]``; ``number[c]`` -1: too many to keep, so not kept."""
 
     first: np.ndarray
     begin: np.ndarray
     end: np.ndarray
-    count: np.ndarray
+    number: np.ndarray
     upto: np.ndarray
     seen: np.ndarray
     version: np.ndarray
@@ -319,11 +329,11 @@ def _scan_stretches(prof: Profile, known: Stretches, need: int, at: int) -> None
     ``at``."""
     if known.seen[need] != known.version[0]:
         known.seen[need] = known.version[0]
-        known.count[need] = 0
+        known.number[need] = 0
         known.upto[need] = 0
     times, cpus, steps = prof.times, prof.cpus, prof.size[0]
     i = known.upto[need]
-    while i < at and known.count[need] >= 0:
+    while i < at and known.number[need] >= 0:
         if cpus[i, 0] < need:
             i += 1
             continue
@@ -331,15 +341,15 @@ def _scan_stretches(prof: Profile, known: Stretches, need: int, at: int) -> None
         while j < steps and cpus[j, 0] >= need:
             j += 1
         end = times[j] if j < steps else NEVER
-        n = known.count[need]
+        n = known.number[need]
         if n == 0 or end - times[i] > known.end[need, n - 1] - known.begin[need, n - 1]:
             if n == _STRETCHES:
-                known.count[need] = -1
+                known.number[need] = -1
                 break
             known.first[need, n] = i
             known.begin[need, n] = times[i]
             known.end[need, n] = end
-            known.count[need] = n + 1
+            known.number[need] = n + 1
         i = j
     known.upto[need] = i
 
@@ -354,7 +364,7 @@ def _fits_before(prof: Profile, known: Stretches, need: int, duration: float, at
     The stretches longer than all before them stand for the rest (a window fits in a
     stretch only if it fits in the longest before it); each is tried as the scan does."""
     _scan_stretches(prof, known, need, at)
-    n = known.count[need]
+    n = known.number[need]
     if n >= 0:
         for r in range(n):
             if known.first[need, r] >= at:
@@ -397,7 +407,7 @@ def _stays(
     fits just when the step before ``start`` has ``need`` CPUs free (the rest of the window
     is its own), and a window wholly before it (:func:`_fits_before`) only if one of the
     steps before it (``most``: the running maximum) has as many free."""
-    at = np.searchsorted(prof.times[: prof.size[0]], start)
+    at = int(np.searchsorted(prof.times[: prof.size[0]], start))
     if at == 0:
         return True
     if prof.cpus[at - 1, 0] >= need:
@@ -698,13 +708,15 @@ def plan_into(
     promises: Promises,
     plan: PassPlan,
     min_cpus: int,
+    booked_already: bool = False,
 ) -> int:
     """The pass of :func:`plan_pass` in the profile ``prof`` of the running jobs (made by
     :func:`~.profile._build` or :func:`~.profile.fill`, with room for 4 more steps per
     waiting job), into ``plan`` (nothing decided in its first ``waiting.shape[0]`` rows).
     ``min_cpus``: no waiting job asks for fewer CPUs (the scan stops once fewer are free
-    and no reservation is left to give). Returns how many waiting jobs it decided for; the
-    rest neither start nor reserve."""
+    and no reservation is left to give). With ``booked_already``, ``prof`` holds every
+    promise too, where it was made (:mod:`.kept_profile`: all of them fit). Returns how
+    many waiting jobs it decided for; the rest neither start nor reserve."""
     counts = LimitState(
         limits.user,
         limits.user_jobs_cap,
@@ -715,7 +727,7 @@ def plan_into(
         limits.queue_cpus.copy(),
     )
     pl = Planning(prof, state, jobs, counts, waiting, plan)
-    booked = _book_promises(pl, promises)
+    booked = _mark_booked(pl, promises) if booked_already else _book_promises(pl, promises)
     if rules.compress and booked:
         _compress(pl)
     reserved = _start_due_promises(pl, booked)
