@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from test_batch_run import assert_same_run
 
-from queuesim.core.kept_profile import RunningJobs, bring_up_to_date
-from queuesim.core.profile import Profile, ProfileState, _take, fill, new_profile
+from queuesim.core.kept_profile import bring_up_to_date
+from queuesim.core.profile import Profile, ProfileState, Promises, _take, fill, new_profile
 
 GRACE = 1.0
 
@@ -125,31 +125,23 @@ def _kept(h: dict[str, Any]) -> tuple[Profile, bool]:
     assume((prof.cpus[: prof.size[0]] >= 0).all() and (prof.mem[: prof.size[0]] >= 0).all())
     n = len(h["running"]) + len(h["promised"]) + 1
     booked_end = np.full(n, np.inf)
-    est_end = np.full(n, np.inf)
     for job, end, _, _ in h["running"]:
         booked_end[job] = max(end, GRACE)
-        est_end[job] = end
-    promise = np.full(n, np.inf)
     estimate = np.zeros(n)
     waiting = np.array([job for job, *_ in h["promised"]], dtype=np.int64)
+    starts = np.array([start for _, start, _, _ in h["promised"]], dtype=np.float64)
     plans = np.zeros((len(waiting), len(h["caps"])), dtype=np.int64)
-    for k, (job, start, duration, plan) in enumerate(h["promised"]):
-        promise[job], estimate[job], plans[k] = start, duration, plan
-    job_mem = np.full(n, h["per_cpu"], dtype=np.int64)
-    running = RunningJobs(
-        np.array([j for j, *_ in h["running"] if j not in h["ended"]], dtype=np.int64),
-        booked_end,
-        est_end,
-        state.alloc_start,
-        state.alloc_len,
-        state.alloc_pool,
-        state.alloc_cpus,
-        job_mem,
-        np.zeros(n, dtype=np.int64),
+    for k, (job, _, duration, plan) in enumerate(h["promised"]):
+        estimate[job], plans[k] = duration, plan
+    still = [r for r in h["running"] if r[0] not in h["ended"]]
+    now_state = _state(h["now"], h["caps"], h["mem_caps"], h["running"])._replace(
+        run_jobs=np.array([job for job, *_ in still], dtype=np.int64),
+        job_mem=np.full(n, h["per_cpu"], dtype=np.int64),
+        job_gpn=np.zeros(n, dtype=np.int64),
     )
     ended = np.array(h["ended"], dtype=np.int64)
     fits = bring_up_to_date(
-        prof, h["now"], GRACE, ended, running, waiting, promise, plans, estimate
+        prof, now_state, GRACE, ended, booked_end, waiting, Promises(starts, plans), estimate
     )
     return prof, bool(fits)
 

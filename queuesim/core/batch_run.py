@@ -41,7 +41,7 @@ from queuesim.core.fairshare import (
     current_usage,
     empty_log,
 )
-from queuesim.core.kept_profile import RunningJobs, bring_up_to_date
+from queuesim.core.kept_profile import bring_up_to_date
 from queuesim.core.multifactor import multifactor_order
 from queuesim.core.ordering import (
     FairshareOrder,
@@ -458,26 +458,14 @@ def run_batch(  # type: ignore[no-untyped-def]
                 and prof.size[0] + 2 * (n_ended + nrun + m) + 4 * m + 2 <= (prof.times.shape[0])
             )
             if kept:
-                running = RunningJobs(
-                    run_now,
-                    booked_end,
-                    est_end,
-                    alloc_start,
-                    alloc_len,
-                    scratch.alloc_pool,
-                    scratch.alloc_cpus,
-                    job_mem,
-                    job_gpn,
-                )
                 kept = bring_up_to_date(
                     prof,
-                    now,
+                    pstate,
                     _GRACE,
                     ended[:n_ended],
-                    running,
+                    booked_end,
                     order,
-                    promise,
-                    promises.plans,
+                    promises,
                     jobs.estimate,
                 )
             if not kept:

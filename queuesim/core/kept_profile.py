@@ -19,31 +19,10 @@ rebuilding its profile (the promises are still marked booked one by one).
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numba
 import numpy as np
 
-from queuesim.core.profile import Profile, _copy_step, _take_span
-
-
-class RunningJobs(NamedTuple):
-    """The running jobs as the profile holds them."""
-
-    #: the running jobs' numbers
-    jobs: np.ndarray
-    #: where the kept profile holds each job (by number) until
-    booked_end: np.ndarray
-    #: its expected end
-    est_end: np.ndarray
-    #: where every started job runs: its entries ``alloc_start[job]`` to
-    #: ``alloc_start[job] + alloc_len[job] - 1`` of the pools and CPUs it holds there
-    alloc_start: np.ndarray
-    alloc_len: np.ndarray
-    alloc_pool: np.ndarray
-    alloc_cpus: np.ndarray
-    job_mem: np.ndarray
-    job_gpn: np.ndarray
+from queuesim.core.profile import Profile, ProfileState, Promises, _copy_step, _take_span
 
 
 @numba.njit(cache=True)
@@ -80,12 +59,12 @@ def _drop_past(prof: Profile, now: float) -> None:
 
 
 @numba.njit(cache=True)
-def _held(running: RunningJobs, job: int, plan: np.ndarray) -> None:
+def _held(state: ProfileState, job: int, plan: np.ndarray) -> None:
     """The CPUs ``job`` holds in every pool, into ``plan``."""
     plan[:] = 0
-    start = running.alloc_start[job]
-    for e in range(start, start + running.alloc_len[job]):
-        plan[running.alloc_pool[e]] += running.alloc_cpus[e]
+    start = state.alloc_start[job]
+    for e in range(start, start + state.alloc_len[job]):
+        plan[state.alloc_pool[e]] += state.alloc_cpus[e]
 
 
 @numba.njit(cache=True)
@@ -104,44 +83,46 @@ def _fits(prof: Profile) -> bool:
 @numba.njit(cache=True)
 def bring_up_to_date(
     prof: Profile,
-    now: float,
+    state: ProfileState,
     grace: float,
     ended: np.ndarray,
-    running: RunningJobs,
+    booked_end: np.ndarray,
     waiting: np.ndarray,
-    promise: np.ndarray,
-    promised_plans: np.ndarray,
+    promises: Promises,
     estimate: np.ndarray,
 ) -> bool:
     """Bring the profile a pass left (``prof``, for the running jobs and the promises then)
-    to ``now``: the jobs ``ended`` since then given back, a running job expected to end
-    before ``now + grace`` held until then (``running.booked_end`` updated), a promise
-    (``promise``, by job; its pools ``promised_plans``, a row per waiting job in the order
-    of ``waiting``) whose time has passed moved to ``now``. Returns whether every promise
-    still fits; if not, ``prof`` is spoilt and the pass must rebuild it. ``prof`` must
-    have room for two more steps per job ended, running and waiting."""
+    to ``state.now``: the jobs ``ended`` since then given back, a running job
+    (``state.run_jobs``) expected to end before ``now + grace`` held until then, a promise
+    (``promises``, a row per job of ``waiting``) whose time has passed moved to ``now``.
+    ``booked_end`` (by job) is where ``prof`` holds each running or ended job until; it is
+    updated. Returns whether every promise still fits; if not, ``prof`` is spoilt and the
+    pass must rebuild it. ``prof`` must have room for two more steps per job ended,
+    running and waiting."""
+    now = state.now
     _drop_past(prof, now)
     plan = np.zeros(prof.cpus.shape[1], dtype=np.int64)
     for e in range(ended.shape[0]):
         job = ended[e]
-        if running.booked_end[job] > now:
-            _held(running, job, plan)
-            mem, gpn = running.job_mem[job], running.job_gpn[job]
-            _take_span(prof, now, running.booked_end[job], mem, gpn, plan, -1)
+        if booked_end[job] > now:
+            _held(state, job, plan)
+            mem, gpn = state.job_mem[job], state.job_gpn[job]
+            _take_span(prof, now, booked_end[job], mem, gpn, plan, -1)
     until = now + grace
-    for r in range(running.jobs.shape[0]):
-        job = running.jobs[r]
-        if running.booked_end[job] < until:
-            _held(running, job, plan)
-            mem, gpn = running.job_mem[job], running.job_gpn[job]
-            _take_span(prof, max(running.booked_end[job], now), until, mem, gpn, plan, 1)
-            running.booked_end[job] = until
+    for r in range(state.run_jobs.shape[0]):
+        job = state.run_jobs[r]
+        if booked_end[job] < until:
+            _held(state, job, plan)
+            mem, gpn = state.job_mem[job], state.job_gpn[job]
+            _take_span(prof, max(booked_end[job], now), until, mem, gpn, plan, 1)
+            booked_end[job] = until
     for k in range(waiting.shape[0]):
         job = waiting[k]
-        if promise[job] < now:
-            mem, gpn = running.job_mem[job], running.job_gpn[job]
-            end = promise[job] + estimate[job]
+        start = promises.starts[k]
+        if start < now:
+            mem, gpn = state.job_mem[job], state.job_gpn[job]
+            end = start + estimate[job]
             if end > now:
-                _take_span(prof, now, end, mem, gpn, promised_plans[k], -1)
-            _take_span(prof, now, now + estimate[job], mem, gpn, promised_plans[k], 1)
+                _take_span(prof, now, end, mem, gpn, promises.plans[k], -1)
+            _take_span(prof, now, now + estimate[job], mem, gpn, promises.plans[k], 1)
     return _fits(prof)
