@@ -41,6 +41,7 @@ from queuesim.core.fairshare import (
     current_usage,
     empty_log,
 )
+from queuesim.core.kept_profile import bring_up_to_date
 from queuesim.core.multifactor import multifactor_order
 from queuesim.core.ordering import (
     FairshareOrder,
@@ -301,6 +302,13 @@ def run_batch(  # type: ignore[no-untyped-def]
     last_plans = np.zeros((0, pools), dtype=np.int64)
     plannings = 0
     ended_since_planning = False
+    # the profile a pass left, kept for the next (:mod:`.kept_profile`): the jobs ended
+    # since, and where it holds each running job until
+    keep = rules.promises and not limits_any and not rules.greedy
+    kept = False
+    ended = np.empty(max(n, 1) if keep else 0, dtype=np.int64)
+    n_ended = 0
+    booked_end = np.full(max(n, 1) if keep else 0, np.inf)
     # scratch of a pass
     prof = new_profile(16, pools, free_gpus.shape[0])
     big = np.iinfo(np.int64).max
@@ -345,6 +353,9 @@ def run_batch(  # type: ignore[no-untyped-def]
             run_pos[moved] = pos
             run_pos[job] = -1
             finished = True
+            if keep:
+                ended[n_ended] = job
+                n_ended += 1
         arrived = False
         while next_job < n and run.submit[next_job] == now:
             state[next_job] = _WAITING
@@ -425,12 +436,6 @@ def run_batch(  # type: ignore[no-untyped-def]
                 free_gpus,
                 gpu_caps,
             )
-            need_steps = 2 + nrun + 4 * m
-            if prof.times.shape[0] < need_steps:
-                prof = new_profile(
-                    max(need_steps, 2 * prof.times.shape[0]), pools, free_gpus.shape[0]
-                )
-            fill(prof, pstate)
             if rules.promises:
                 known = np.zeros((m, pools), dtype=np.int64)
                 starts_before = np.empty(m)
@@ -440,9 +445,40 @@ def run_batch(  # type: ignore[no-untyped-def]
                     if promised_in[job] == plannings and plannings > 0:
                         for p in range(pools):
                             known[k, p] = last_plans[promised_row[job], p]
+                    elif promise[job] < NEVER:
+                        kept = False  # a promise whose pools are not known is not kept
                 promises = Promises(starts_before, known)
             else:
                 promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
+            need_steps = 2 + nrun + 4 * m
+            # a kept profile needs room for what brings it up to date and what the pass
+            # adds; when short of it (its steps grow), it is rebuilt
+            kept = (
+                kept
+                and prof.size[0] + 2 * (n_ended + nrun + m) + 4 * m + 2 <= (prof.times.shape[0])
+            )
+            if kept:
+                kept = bring_up_to_date(
+                    prof,
+                    pstate,
+                    _GRACE,
+                    ended[:n_ended],
+                    booked_end,
+                    order,
+                    promises,
+                    jobs.estimate,
+                )
+            if not kept:
+                room = prof.times.shape[0]
+                if room < need_steps or (keep and room < 2 * need_steps):
+                    prof = new_profile(
+                        max(2 * need_steps, 2 * prof.times.shape[0]), pools, free_gpus.shape[0]
+                    )
+                fill(prof, pstate)
+                if keep:
+                    for r in range(nrun):
+                        booked_end[run_now[r]] = run_ends[r]
+            n_ended = 0
             if decided.starts.shape[0] < m:
                 decided = new_pass_plan(max(m, 2 * decided.starts.shape[0]), pools)
             plan = PassPlan(
@@ -474,6 +510,7 @@ def run_batch(  # type: ignore[no-untyped-def]
                 promises,
                 plan,
                 big if fast else min_cpus,
+                kept,
             )
             scanned += seen
             if fast and seen < m:
@@ -488,6 +525,7 @@ def run_batch(  # type: ignore[no-untyped-def]
                     seen = max(seen, k + 1)
             ended_since_planning = False
             plannings += 1
+            kept = keep
             if limits_any:
                 record_held(out.held_times, out.held_jobs, order[:seen], plan.held[:seen])
             if rules.promises:
@@ -555,6 +593,8 @@ def run_batch(  # type: ignore[no-untyped-def]
                     )
                     charge_start(ledger, job, rate, now)
                 state[job] = _RUNNING
+                if keep:
+                    booked_end[job] = now + jobs.estimate[job]
                 if fast:
                     index_set(index, job, np.inf)
                 out.start[job] = now

@@ -212,7 +212,7 @@ def _book_as_promised(pl: Planning, promises: Promises) -> int:
     bookings, as a job fits the room its predecessors left whenever all fit together.
     Returns how many were booked, or -1, booking nothing, when some promise does not fit
     as made."""
-    prof, state, jobs, _counts, waiting, plan = pl
+    prof, state, jobs, _counts, waiting, _plan = pl
     promised = np.flatnonzero(promises.starts[: waiting.shape[0]] < NEVER)
     m = promised.shape[0]
     starts = np.empty(m)
@@ -230,12 +230,22 @@ def _book_as_promised(pl: Planning, promises: Promises) -> int:
         gpn[e] = state.job_gpn[job]
     if not _take_all(prof, starts, durations, per_cpu, gpn, promises.plans[promised]):
         return -1
-    for e in range(m):
-        k = promised[e]
-        for p in range(plan.plans.shape[1]):
-            plan.plans[k, p] = promises.plans[k, p]
-        plan.booked[k] = True
-        plan.starts[k] = starts[e]
+    return _mark_booked(pl, promises)
+
+
+@numba.njit(cache=True)
+def _mark_booked(pl: Planning, promises: Promises) -> int:
+    """Mark every promise as booked where it was made (from ``now`` if that has passed),
+    the profile holding them already; returns how many there are."""
+    _prof, state, _jobs, _counts, waiting, plan = pl
+    m = 0
+    for k in range(waiting.shape[0]):
+        if promises.starts[k] < NEVER:
+            for p in range(plan.plans.shape[1]):
+                plan.plans[k, p] = promises.plans[k, p]
+            plan.booked[k] = True
+            plan.starts[k] = max(promises.starts[k], state.now)
+            m += 1
     return m
 
 
@@ -279,18 +289,151 @@ def _book_promises(pl: Planning, promises: Promises) -> int:
     return booked
 
 
+#: how many of the longest-so-far stretches :class:`Stretches` keeps per CPU count
+_STRETCHES = 32
+
+
+class Stretches(NamedTuple):
+    """What :func:`_compress` has learnt of a one-pool profile that no job has changed
+    since: per CPU count ``c``, the stretches of consecutive steps with at least ``c`` CPUs
+    free that are longer than every stretch before them (first step, start and end times),
+    found by a scan that has reached step ``upto[c]``. Valid while ``seen[c]`` equals
+    ``version[0]``; ``number[c]`` -1: too many to keep, so not kept."""
+
+    first: np.ndarray
+    begin: np.ndarray
+    end: np.ndarray
+    number: np.ndarray
+    upto: np.ndarray
+    seen: np.ndarray
+    version: np.ndarray
+
+
+@numba.njit(cache=True)
+def new_stretches(top: int) -> Stretches:
+    """Room for CPU counts up to ``top``, nothing known yet."""
+    return Stretches(
+        np.empty((top + 1, _STRETCHES), dtype=np.int64),
+        np.empty((top + 1, _STRETCHES)),
+        np.empty((top + 1, _STRETCHES)),
+        np.zeros(top + 1, dtype=np.int64),
+        np.zeros(top + 1, dtype=np.int64),
+        np.full(top + 1, -1, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+    )
+
+
+@numba.njit(cache=True)
+def _scan_stretches(prof: Profile, known: Stretches, need: int, at: int) -> None:
+    """Extend what ``known`` holds for ``need`` CPUs to every stretch starting before step
+    ``at``."""
+    if known.seen[need] != known.version[0]:
+        known.seen[need] = known.version[0]
+        known.number[need] = 0
+        known.upto[need] = 0
+    times, cpus, steps = prof.times, prof.cpus, prof.size[0]
+    i = known.upto[need]
+    while i < at and known.number[need] >= 0:
+        if cpus[i, 0] < need:
+            i += 1
+            continue
+        j = i + 1
+        while j < steps and cpus[j, 0] >= need:
+            j += 1
+        end = times[j] if j < steps else NEVER
+        n = known.number[need]
+        if n == 0 or end - times[i] > known.end[need, n - 1] - known.begin[need, n - 1]:
+            if n == _STRETCHES:
+                known.number[need] = -1
+                break
+            known.first[need, n] = i
+            known.begin[need, n] = times[i]
+            known.end[need, n] = end
+            known.number[need] = n + 1
+        i = j
+    known.upto[need] = i
+
+
+@numba.njit(cache=True)
+def _fits_before(prof: Profile, known: Stretches, need: int, duration: float, at: int) -> bool:
+    """Whether a window of ``duration`` with ``need`` CPUs free throughout (one pool) lies
+    wholly among the steps before step ``at``, where step ``at - 1`` has fewer free (so
+    every stretch starting before ``at`` ends before it). A window ends where
+    :func:`~.profile._earliest`'s does (it covers the steps starting before its end).
+
+    The stretches longer than all before them stand for the rest (a window fits in a
+    stretch only if it fits in the longest before it); each is tried as the scan does."""
+    _scan_stretches(prof, known, need, at)
+    n = known.number[need]
+    if n >= 0:
+        for r in range(n):
+            if known.first[need, r] >= at:
+                break
+            if known.end[need, r] >= known.begin[need, r] + duration:
+                return True
+        # a stretch that is not the longest so far, yet fits where the longer does not,
+        # takes a rounding of the sums: only then is the scan repeated in full
+        if n == 0 or known.first[need, 0] >= at:
+            return False
+        r = 0
+        while r + 1 < n and known.first[need, r + 1] < at:
+            r += 1
+        length = known.end[need, r] - known.begin[need, r]
+        if length < duration * (1.0 - 1e-12) - 1e-9:
+            return False
+    times, cpus = prof.times, prof.cpus
+    i = 0
+    while i < at:
+        if cpus[i, 0] < need:
+            i += 1
+            continue
+        j = i + 1
+        while j < at and cpus[j, 0] >= need:
+            j += 1
+        if times[j] >= times[i] + duration:
+            return True
+        i = j + 1
+    return False
+
+
+@numba.njit(cache=True)
+def _stays(
+    prof: Profile, most: np.ndarray, known: Stretches, start: float, need: int, duration: float
+) -> bool:
+    """Whether a job asking only ``need`` CPUs of a one-pool profile, booked from ``start``
+    for ``duration``, would stay there if taken out and placed at its earliest.
+
+    It moves exactly when it fits somewhere earlier: a window reaching into its own slot
+    fits just when the step before ``start`` has ``need`` CPUs free (the rest of the window
+    is its own), and a window wholly before it (:func:`_fits_before`) only if one of the
+    steps before it (``most``: the running maximum) has as many free."""
+    at = int(np.searchsorted(prof.times[: prof.size[0]], start))
+    if at == 0:
+        return True
+    if prof.cpus[at - 1, 0] >= need:
+        return False
+    if most[at - 1] < need:
+        return True
+    return not _fits_before(prof, known, need, duration, at)
+
+
 @numba.njit(cache=True)
 def _compress(pl: Planning) -> None:
     """Move each booked job, in priority order, to the earliest slot it fits in - never
     later than its own, which is free for it (Mu'alem and Feitelson's compression).
 
-    On one pool, a job asking only CPUs can move only to a step before its start with as
-    many CPUs free; when none before it has (the running maximum of the free CPUs says so,
-    kept while no job moves), its search would end where it is: it stays, unsearched."""
+    On one pool, a job asking only CPUs that would stay where it is (:func:`_stays`) is
+    left unsearched; the running maximum of the free CPUs and the stretches it consults
+    are kept while no job moves."""
     prof, state, jobs, _counts, waiting, plan = pl
     one_pool = prof.cpus.shape[1] == 1
     most = np.empty(prof.times.shape[0], dtype=np.int64)
     most_valid = False
+    widest = 0
+    for k in range(waiting.shape[0]):
+        if plan.booked[k]:
+            widest = max(widest, jobs.cpus[waiting[k]])
+    known = new_stretches(widest if one_pool else 0)
     for k in range(waiting.shape[0]):
         if plan.booked[k]:
             job = waiting[k]
@@ -306,8 +449,8 @@ def _compress(pl: Planning) -> None:
                         top = max(top, prof.cpus[s, 0])
                         most[s] = top
                     most_valid = True
-                at = np.searchsorted(prof.times[: prof.size[0]], plan.starts[k])
-                if at == 0 or most[at - 1] < need:
+                    known.version[0] += 1
+                if _stays(prof, most, known, plan.starts[k], need, duration):
                     continue
             before = plan.starts[k]
             _take(prof, before, duration, per_cpu, gpn, plan.plans[k], -1)
@@ -565,13 +708,15 @@ def plan_into(
     promises: Promises,
     plan: PassPlan,
     min_cpus: int,
+    booked_already: bool = False,
 ) -> int:
     """The pass of :func:`plan_pass` in the profile ``prof`` of the running jobs (made by
     :func:`~.profile._build` or :func:`~.profile.fill`, with room for 4 more steps per
     waiting job), into ``plan`` (nothing decided in its first ``waiting.shape[0]`` rows).
     ``min_cpus``: no waiting job asks for fewer CPUs (the scan stops once fewer are free
-    and no reservation is left to give). Returns how many waiting jobs it decided for; the
-    rest neither start nor reserve."""
+    and no reservation is left to give). With ``booked_already``, ``prof`` holds every
+    promise too, where it was made (:mod:`.kept_profile`: all of them fit). Returns how
+    many waiting jobs it decided for; the rest neither start nor reserve."""
     counts = LimitState(
         limits.user,
         limits.user_jobs_cap,
@@ -582,7 +727,7 @@ def plan_into(
         limits.queue_cpus.copy(),
     )
     pl = Planning(prof, state, jobs, counts, waiting, plan)
-    booked = _book_promises(pl, promises)
+    booked = _mark_booked(pl, promises) if booked_already else _book_promises(pl, promises)
     if rules.compress and booked:
         _compress(pl)
     reserved = _start_due_promises(pl, booked)

@@ -437,8 +437,22 @@ def _take(
 ) -> None:
     """Take (sign 1) or give back (sign -1) ``plan[p]`` CPUs of every pool from ``start``
     for ``duration`` (and ``gpn`` GPUs of every pool it uses)."""
+    _take_span(prof, start, start + duration, per_cpu, gpn, plan, sign)
+
+
+@numba.njit(cache=True)
+def _take_span(
+    prof: Profile,
+    start: float,
+    end: float,
+    per_cpu: int,
+    gpn: int,
+    plan: np.ndarray,
+    sign: int,
+) -> None:
+    """:func:`_take` from ``start`` until ``end``."""
     i = _split(prof, start)
-    j = _split(prof, start + duration)
+    j = _split(prof, end)
     _changed_from(prof, i)
     for p in range(plan.shape[0]):
         amount = sign * plan[p]

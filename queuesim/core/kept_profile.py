@@ -1,0 +1,128 @@
+"""Conservative backfilling's profile kept from pass to pass instead of rebuilt.
+
+After a pass the profile holds the running jobs (to their expected ends) and every
+promise. The next pass would rebuild it from the running jobs and book every promise again
+(:func:`~.profile.fill`, then :func:`~.planning._book_promises`); when every promise
+still fits where it was made - the common case - that rebuilt profile is the kept one
+brought up to date (:func:`bring_up_to_date`): the steps before now dropped, the jobs
+that ended since given back, the jobs running past their estimate kept a little longer
+(to ``now`` + grace, as the rebuild expects them), and a promise whose time has passed
+(a job ran past its estimate) moved to now. The two have the same free resources at
+every time; they may differ in step boundaries where nothing changes (the kept one merges
+those), which no search can tell apart (a slot starts where resources free up, and a
+window covers the same resources whatever the steps it spans). When some promise no
+longer fits, the pass rebuilds as before, which books the promises one by one.
+
+So a pass of a deep queue costs the changes since the last, not the queue's length, in
+rebuilding its profile (the promises are still marked booked one by one).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from queuesim.core.profile import Profile, ProfileState, Promises, _copy_step, _take_span
+
+
+@numba.njit(cache=True)
+def _same_step(prof: Profile, a: int, b: int) -> bool:
+    """Whether steps ``a`` and ``b`` have the same free resources in every pool."""
+    for p in range(prof.cpus.shape[1]):
+        if prof.cpus[a, p] != prof.cpus[b, p] or prof.mem[a, p] != prof.mem[b, p]:
+            return False
+    same = True
+    for p in range(prof.gpus.shape[1]):
+        same = same and prof.gpus[a, p] == prof.gpus[b, p]
+    return same
+
+
+@numba.njit(cache=True)
+def _drop_past(prof: Profile, now: float) -> None:
+    """Make ``now`` the profile's first step (``now`` not before the first step), and
+    merge every step into the one before it when nothing changes between them (jobs
+    moved and ended leave such boundaries behind; the profile is the same without
+    them)."""
+    steps = prof.size[0]
+    first = int(np.searchsorted(prof.times[:steps], now, side="right")) - 1
+    if first > 0:
+        _copy_step(prof, first, 0)
+    prof.times[0] = now
+    kept = 1
+    for s in range(first + 1, steps):
+        if not _same_step(prof, s, kept - 1):
+            if s != kept:
+                _copy_step(prof, s, kept)
+            kept += 1
+    prof.size[0] = kept
+    prof.low_upto[0] = 0
+
+
+@numba.njit(cache=True)
+def _held(state: ProfileState, job: int, plan: np.ndarray) -> None:
+    """The CPUs ``job`` holds in every pool, into ``plan``."""
+    plan[:] = 0
+    start = state.alloc_start[job]
+    for e in range(start, start + state.alloc_len[job]):
+        plan[state.alloc_pool[e]] += state.alloc_cpus[e]
+
+
+@numba.njit(cache=True)
+def _fits(prof: Profile) -> bool:
+    """Whether no step of any pool has less than nothing free."""
+    for s in range(prof.size[0]):
+        for p in range(prof.cpus.shape[1]):
+            if prof.cpus[s, p] < 0 or prof.mem[s, p] < 0:
+                return False
+        for p in range(prof.gpus.shape[1]):
+            if prof.gpus[s, p] < 0:
+                return False
+    return True
+
+
+@numba.njit(cache=True)
+def bring_up_to_date(
+    prof: Profile,
+    state: ProfileState,
+    grace: float,
+    ended: np.ndarray,
+    booked_end: np.ndarray,
+    waiting: np.ndarray,
+    promises: Promises,
+    estimate: np.ndarray,
+) -> bool:
+    """Bring the profile a pass left (``prof``, for the running jobs and the promises then)
+    to ``state.now``: the jobs ``ended`` since then given back, a running job
+    (``state.run_jobs``) expected to end before ``now + grace`` held until then, a promise
+    (``promises``, a row per job of ``waiting``) whose time has passed moved to ``now``.
+    ``booked_end`` (by job) is where ``prof`` holds each running or ended job until; it is
+    updated. Returns whether every promise still fits; if not, ``prof`` is spoilt and the
+    pass must rebuild it. ``prof`` must have room for two more steps per job ended,
+    running and waiting."""
+    now = state.now
+    _drop_past(prof, now)
+    plan = np.zeros(prof.cpus.shape[1], dtype=np.int64)
+    for e in range(ended.shape[0]):
+        job = ended[e]
+        if booked_end[job] > now:
+            _held(state, job, plan)
+            mem, gpn = state.job_mem[job], state.job_gpn[job]
+            _take_span(prof, now, booked_end[job], mem, gpn, plan, -1)
+    until = now + grace
+    for r in range(state.run_jobs.shape[0]):
+        job = state.run_jobs[r]
+        if booked_end[job] < until:
+            _held(state, job, plan)
+            mem, gpn = state.job_mem[job], state.job_gpn[job]
+            _take_span(prof, max(booked_end[job], now), until, mem, gpn, plan, 1)
+            booked_end[job] = until
+    for k in range(waiting.shape[0]):
+        job = waiting[k]
+        start = promises.starts[k]
+        if start < now:
+            mem, gpn = state.job_mem[job], state.job_gpn[job]
+            end = start + estimate[job]
+            if end > now:
+                _take_span(prof, now, end, mem, gpn, promises.plans[k], -1)
+            _take_span(prof, now, now + estimate[job], mem, gpn, promises.plans[k], 1)
+    return _fits(prof)

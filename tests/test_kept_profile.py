@@ -1,0 +1,209 @@
+"""The profile conservative backfilling keeps from pass to pass (core/kept_profile.py)
+equals the one a pass would rebuild, and the runs that keep it equal the runs that
+rebuild it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from builders import J, make_site
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_batch_run import assert_same_run
+
+from queuesim.core.kept_profile import bring_up_to_date
+from queuesim.core.profile import Profile, ProfileState, Promises, _take, fill, new_profile
+
+GRACE = 1.0
+
+
+def _state(now: float, caps: np.ndarray, mem_caps: np.ndarray, running: list[Any]) -> Any:
+    """The ProfileState of ``running`` (job, est end, per-pool CPUs, memory per CPU) at
+    ``now``, each expected to end at its estimate or ``now + GRACE``; and the arrays of
+    where they run."""
+    pools = caps.shape[0]
+    n = 1 + max((job for job, *_ in running), default=0)
+    alloc_start = np.zeros(n, dtype=np.int64)
+    alloc_len = np.zeros(n, dtype=np.int64)
+    job_mem = np.zeros(n, dtype=np.int64)
+    alloc_pool: list[int] = []
+    alloc_cpus: list[int] = []
+    free, free_mem = caps.copy(), mem_caps.copy()
+    for job, _end, cpus, per_cpu in running:
+        alloc_start[job] = len(alloc_pool)
+        job_mem[job] = per_cpu
+        for p in range(pools):
+            if cpus[p]:
+                alloc_pool.append(p)
+                alloc_cpus.append(cpus[p])
+                free[p] -= cpus[p]
+                free_mem[p] -= cpus[p] * per_cpu
+        alloc_len[job] = len(alloc_pool) - alloc_start[job]
+    none = np.zeros(0, dtype=np.int64)
+    state = ProfileState(
+        now,
+        free,
+        free_mem,
+        np.array([max(end, now + GRACE) for _, end, _, _ in running], dtype=np.float64),
+        np.array([job for job, *_ in running], dtype=np.int64),
+        alloc_start,
+        alloc_len,
+        np.array(alloc_pool, dtype=np.int64),
+        np.array(alloc_cpus, dtype=np.int64),
+        job_mem,
+        np.zeros(n, dtype=np.int64),
+        caps,
+        mem_caps,
+        none,
+        none,
+    )
+    return state
+
+
+def _values(prof: Profile, t: float) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The free CPUs and memory per pool at time ``t``."""
+    s = int(np.searchsorted(prof.times[: prof.size[0]], t, side="right")) - 1
+    return tuple(prof.cpus[s].tolist()), tuple(prof.mem[s].tolist())
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> dict[str, Any]:
+    """Jobs running and promised at a pass, the next pass's time and the jobs ended by it."""
+    pools = draw(st.integers(1, 2))
+    caps = np.array([draw(st.integers(2, 8)) for _ in range(pools)], dtype=np.int64)
+    per_cpu = draw(st.sampled_from([0, 1, 3]))
+    amount = st.lists(st.integers(0, 3), min_size=pools, max_size=pools).filter(any)
+    running = [
+        (job, float(draw(st.integers(1, 50))), np.array(draw(amount)), per_cpu)
+        for job in range(draw(st.integers(0, 4)))
+    ]
+    first_waiting = len(running)
+    promised = [
+        (
+            first_waiting + k,
+            float(draw(st.integers(0, 60))),
+            float(draw(st.integers(1, 30))),
+            np.array(draw(amount), dtype=np.int64),
+        )
+        for k in range(draw(st.integers(0, 5)))
+    ]
+    now = float(draw(st.integers(1, 40)))
+    ended = [job for job, *_ in running if draw(st.booleans())]
+    return {
+        "caps": caps,
+        "mem_caps": caps * 4,
+        "per_cpu": per_cpu,
+        "running": running,
+        "promised": promised,
+        "now": now,
+        "ended": ended,
+    }
+
+
+def _rebuilt(h: dict[str, Any]) -> tuple[Profile, bool]:
+    """The profile a pass at ``now`` builds: the jobs still running, then every promise
+    from its time or ``now``; and whether all fit."""
+    still = [r for r in h["running"] if r[0] not in h["ended"]]
+    state = _state(h["now"], h["caps"], h["mem_caps"], still)
+    prof = new_profile(64, len(h["caps"]), 0)
+    fill(prof, state)
+    for _, start, duration, plan in h["promised"]:
+        _take(prof, max(start, h["now"]), duration, h["per_cpu"], 0, plan, 1)
+    fits = bool((prof.cpus[: prof.size[0]] >= 0).all() and (prof.mem[: prof.size[0]] >= 0).all())
+    return prof, fits
+
+
+def _kept(h: dict[str, Any]) -> tuple[Profile, bool]:
+    """The profile the pass at 0 left (the running jobs, every promise), brought up to
+    ``now``."""
+    state = _state(0.0, h["caps"], h["mem_caps"], h["running"])
+    prof = new_profile(64, len(h["caps"]), 0)
+    fill(prof, state)
+    for _, start, duration, plan in h["promised"]:
+        _take(prof, start, duration, h["per_cpu"], 0, plan, 1)
+    assume((prof.cpus[: prof.size[0]] >= 0).all() and (prof.mem[: prof.size[0]] >= 0).all())
+    n = len(h["running"]) + len(h["promised"]) + 1
+    booked_end = np.full(n, np.inf)
+    for job, end, _, _ in h["running"]:
+        booked_end[job] = max(end, GRACE)
+    estimate = np.zeros(n)
+    waiting = np.array([job for job, *_ in h["promised"]], dtype=np.int64)
+    starts = np.array([start for _, start, _, _ in h["promised"]], dtype=np.float64)
+    plans = np.zeros((len(waiting), len(h["caps"])), dtype=np.int64)
+    for k, (job, _, duration, plan) in enumerate(h["promised"]):
+        estimate[job], plans[k] = duration, plan
+    still = [r for r in h["running"] if r[0] not in h["ended"]]
+    now_state = _state(h["now"], h["caps"], h["mem_caps"], h["running"])._replace(
+        run_jobs=np.array([job for job, *_ in still], dtype=np.int64),
+        job_mem=np.full(n, h["per_cpu"], dtype=np.int64),
+        job_gpn=np.zeros(n, dtype=np.int64),
+    )
+    ended = np.array(h["ended"], dtype=np.int64)
+    fits = bring_up_to_date(
+        prof, now_state, GRACE, ended, booked_end, waiting, Promises(starts, plans), estimate
+    )
+    return prof, bool(fits)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(h=histories())
+def test_kept_profile_equals_the_rebuilt_profile(h: dict[str, Any]) -> None:
+    """Brought up to date, the profile a pass left has the free CPUs and memory of the one
+    the next pass rebuilds at every time from now, and says so exactly when every
+    promise still fits (jobs ended early, jobs past their estimate, promises passed)."""
+    kept, kept_fits = _kept(h)
+    rebuilt, rebuilt_fits = _rebuilt(h)
+    assert kept_fits == rebuilt_fits
+    if not kept_fits:
+        return
+    assert kept.times[0] == rebuilt.times[0] == h["now"]
+    points = set(kept.times[: kept.size[0]].tolist()) | set(
+        rebuilt.times[: rebuilt.size[0]].tolist()
+    )
+    for t in sorted(points):
+        assert _values(kept, t) == _values(rebuilt, t), t
+
+
+@st.composite
+def unlimited_scenarios(draw: st.DrawFn) -> tuple[Any, list[Any]]:
+    """A site without queue limits (one cluster, or two with memory per node) and jobs,
+    many running past their requested time or ending well before it."""
+    two = draw(st.booleans())
+    clusters = ((2, 4, 64), (3, 2, 32)) if two else ((draw(st.integers(2, 6)), 2),)
+    site = make_site(clusters, kill_at_walltime=False)
+    jobs, t = [], 0
+    for i in range(draw(st.integers(1, 50))):
+        t += draw(st.just(0) | st.integers(0, 300))
+        jobs.append(
+            J(
+                id=i + 1,
+                submit=t,
+                runtime=draw(st.integers(1, 900)),
+                cpus=draw(st.integers(1, 6)),
+                requested=draw(st.integers(1, 900)),
+                mem=draw(st.none() | st.integers(1, 4 * 1024)) if two else None,
+            )
+        )
+    return site, jobs
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=unlimited_scenarios())
+def test_conservative_keeping_its_profile_runs_as_the_pass_by_pass_run(
+    scenario: tuple[Any, list[Any]],
+) -> None:
+    """Conservative backfilling in one compiled call, keeping its profile between passes,
+    gives to the last bit the run of the pass-by-pass engine, which rebuilds it every
+    pass (starts, ends, passes, first reservations)."""
+    from builders import make_trace
+
+    from queuesim.common.errors import WorkloadError
+    from queuesim.core.workload import CleaningOptions, prepare
+
+    site, jobs = scenario
+    try:
+        workload = prepare(make_trace(jobs), site, CleaningOptions(reject_unrunnable=True))
+    except WorkloadError:
+        return  # every job rejected: nothing to compare
+    assert_same_run(site, workload, "conservative", {"record_reservations": True})
