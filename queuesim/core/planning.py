@@ -595,7 +595,7 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
             i = -1  # beyond the planning window: no reservation
         if i < 0 or (i > 0 and not rules.backfill):
             if not rules.backfill:
-                break
+                return k + 1  # FCFS: no job after the first that cannot start is looked at
             if rules.stop_queue:
                 _stop_queue(prof, mask, stopped, jobs.queue[job])
                 free_now = _free_now(prof)
