@@ -314,7 +314,7 @@ for wide ones costs.
   Here the site files plan with the users' requested walltimes, and with the runtime where
   a trace gives none: all of SDSC-Par-1996 (the trace has no requested times), 80,197 of
   LLNL-Thunder's 113,613 jobs, 5,352 of LLNL-Atlas's 36,600. That choice moves the results
-  by several points. The companion report [`exact-estimates/study.md`](exact-estimates/study.md)
+  by several points. The companion report [exact-estimates/study.md](exact-estimates/study.md)
   (the same command with `--estimate exact`: the scheduler knows every runtime) is closer
   to the paper: DPSAn beats EASY on every trace where anything can be rearranged, HPC2N
   included (-1.2 %, against +0.38 % here); DPSAp's change falls in the paper's -1 % to
