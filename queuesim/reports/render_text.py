@@ -16,7 +16,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from rich import box
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.style import Style
 from rich.table import Table as RichTable
 from rich.text import Text as RichText
@@ -36,7 +36,7 @@ from queuesim.reports.document import (
     plain,
 )
 
-__all__ = ["print_report", "to_json"]
+__all__ = ["print_report", "report_renderable", "rich_tables", "to_json"]
 
 _BEST = Style(bold=True, color="green")
 
@@ -91,19 +91,48 @@ def rich_tables(block: Table, width: int) -> list[RichTable]:
     return [_rich_table(block, [0, *g], k > 0) for k, g in enumerate(groups)]
 
 
-def _print_block(console: Console, block: Block) -> None:
+def _block_renderables(block: Block, width: int) -> list[RenderableType]:
     if isinstance(block, Para):
-        console.print(_rich(block.text))
-    elif isinstance(block, Note):
-        console.print(_rich(block.text), style="dim")
-    elif isinstance(block, Table):
-        for table in rich_tables(block, console.width):
-            console.print(table)
-    elif isinstance(block, Figure):
-        console.print(RichText(f"[figure: {block.caption} - {block.file}]", style="dim"))
-    else:
-        for item in block.items:
-            console.print(RichText("• ") + _rich(item))
+        return [_rich(block.text)]
+    if isinstance(block, Note):
+        text = _rich(block.text)
+        text.stylize("dim")
+        return [text]
+    if isinstance(block, Table):
+        return list(rich_tables(block, width))
+    if isinstance(block, Figure):
+        return [RichText(f"[figure: {block.caption} - {block.file}]", style="dim")]
+    return [RichText("• ") + _rich(item) for item in block.items]
+
+
+def report_renderable(
+    report: Report,
+    width: int,
+    *,
+    drawings: Mapping[str, RenderableType] | None = None,
+    skip: Collection[str] = (),
+) -> RenderableType:
+    """``report`` laid out for ``width`` columns, without the sections titled in ``skip``;
+    ``drawings`` maps a section's title to what the terminal draws for its figures (shown
+    in their place, or after the section's text when it has none)."""
+    drawings = drawings or {}
+    parts: list[RenderableType] = [RichText(report.title, style="bold")]
+    for block in report.lead:
+        parts += _block_renderables(block, width)
+    for section in report.sections:
+        if section.title in skip:
+            continue
+        parts += [RichText(""), RichText(section.title, style="bold underline")]
+        drawing = drawings.get(section.title)
+        for block in section.blocks:
+            if isinstance(block, Figure) and drawing is not None:
+                parts.append(drawing)
+                drawing = None
+            elif not (isinstance(block, Figure) and section.title in drawings):
+                parts += _block_renderables(block, width)
+        if drawing is not None:
+            parts.append(drawing)
+    return Group(*parts)
 
 
 def print_report(
@@ -113,27 +142,8 @@ def print_report(
     drawings: Mapping[str, RenderableType] | None = None,
     skip: Collection[str] = (),
 ) -> None:
-    """Print ``report`` at the console's width, without the sections titled in ``skip``;
-    ``drawings`` maps a section's title to what the terminal draws for its figures (shown
-    in their place, or after the section's text when it has none)."""
-    drawings = drawings or {}
-    console.print(RichText(report.title, style="bold"))
-    for block in report.lead:
-        _print_block(console, block)
-    for section in report.sections:
-        if section.title in skip:
-            continue
-        console.print()
-        console.print(RichText(section.title, style="bold underline"))
-        drawing = drawings.get(section.title)
-        for block in section.blocks:
-            if isinstance(block, Figure) and drawing is not None:
-                console.print(drawing)
-                drawing = None
-            elif not (isinstance(block, Figure) and section.title in drawings):
-                _print_block(console, block)
-        if drawing is not None:
-            console.print(drawing)
+    """Print :func:`report_renderable` at the console's width."""
+    console.print(report_renderable(report, console.width, drawings=drawings, skip=skip))
 
 
 def _json_block(block: Block) -> dict[str, Any]:
