@@ -301,7 +301,7 @@ paper singles out as anomalies of its Fig. 4.
 
 **Where the gain comes from.** The variants fill the same number of CPUs at every search
 (they differ in ties only) and start about as many jobs per search (on LLNL-Thunder 1.10,
-1.13 and 1.14 for p, n and w), so what differs is *which* jobs. The table of short jobs
+1.13 and 1.14 for p, n and w), so what differs is **which** jobs. The table of short jobs
 shows it: on LLNL-Thunder 74 % of the jobs run less than 10 minutes and they carry 91 % of
 EASY's slowdown; DPSAn cuts their mean bounded slowdown from 5.30 to 2.25 and DPSAw raises
 it to 14.0, while the longer jobs move far less. A bounded slowdown punishes a wait most on
