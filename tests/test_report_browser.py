@@ -145,3 +145,13 @@ def test_a_study_report_loads_links_and_sorts_signed_percentages(
         "+100.0 %",
     ]
     assert loaded.errors == []
+
+
+def test_the_committed_dfrs_study_page_renders_its_plot(browser: Any) -> None:
+    """reports/dfrs/study.html, as regenerate.sh wrote it: its plot renders and the page
+    logs no error."""
+    page = Path(__file__).resolve().parents[1] / "reports" / "dfrs" / "study.html"
+    loaded = Loaded(browser, page)
+    widths = loaded.page.eval_on_selector_all("img", "els => els.map(e => e.naturalWidth)")
+    assert widths and all(w > 0 for w in widths)
+    assert loaded.errors == []
