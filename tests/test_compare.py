@@ -283,20 +283,25 @@ def test_cli_empty_workload_is_one_clear_message(
 
 
 def test_cli_compare_prints_every_part(capsys: pytest.CaptureFixture[str]) -> None:
+    """compare prints the report model's sections through its terminal renderer."""
     code, out, err = run_cli(
         capsys, "compare", KTH_SITE, "--workload", KTH_SAMPLE, "--policy", "fcfs",
         "--policy", "easy", "--top", "2", "--workers", "1",
     )  # fmt: skip
     assert code == 0, err
+    flat = " ".join(out.split())
     for part in (
         "Performance and fairness",
-        "Wait times against kth-sp2/fcfs",
-        "Users who lost the most against kth-sp2/fcfs (top 2 per setup)",
+        "Wait times against the baseline Against kth-sp2/fcfs",
+        "Users who lost the most Per setup, the 2 users",
+        "Wait per queue",
         "Mean wait per queue over time",
         "batch (2,000)",
-        "data cleaning",
+        "Data cleaning",
     ):
-        assert part in out
+        assert part in flat, part
+    # the bundle's lists of figures and files are left out of the terminal
+    assert "\nFiles\n" not in out and "\nFigures\n" not in out
 
 
 def test_compare_attaches_a_dfrs_annotation_as_run_does(tmp_path: Path) -> None:

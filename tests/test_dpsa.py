@@ -474,13 +474,14 @@ def test_study_command_writes_the_table_and_the_command(
     ]
     assert main(args) == 0
     printed = " ".join(capsys.readouterr().out.split())
-    assert "DPSA vs EASY" in printed and "KTH-SP" in printed
+    assert "DPSA against EASY" in printed and "KTH-SP" in printed
     md = (out / "study.md").read_text(encoding="utf-8")
     assert "queuesim study dpsa --trace KTH-SP2 --bound-nodes 100000" in md
     assert "| KTH-SP2-1996 | 2,000 | 100 |" in md
     assert "Search bound: 100,000 subsets formed per search." in md
     assert "**DPSAn** - paper:" in md
-    assert "Reading the differences" not in md  # written for the default seven traces only
+    assert "Reading the results" not in md  # written for the default seven traces only
+    assert (out / "study.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     csv = pd.read_csv(out / "study.csv")
     assert csv["policy"].tolist() == ["EASY", "DPSAp", "DPSAn", "DPSAw"]
     assert csv.loc[0, "d_bsld_pct"] == 0

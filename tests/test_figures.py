@@ -57,6 +57,21 @@ def test_queue_timeline_stacks_waiting_jobs_per_queue() -> None:
     assert max(heights) == pytest.approx(3.0)
 
 
+def test_queue_timeline_rasterizes_its_areas_only_when_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The areas stay vector paths on a short schedule; past RASTER_POINTS change times
+    they are drawn as an image in the SVG (a 100,000-job trace's would be 90 MB)."""
+    import queuesim.reports.figures as figures
+
+    fig = queue_timeline_figure(schedule(ROWS), ["short", "long"], 4)
+    assert not any(c.get_rasterized() for c in fig.axes[0].collections)
+    monkeypatch.setattr(figures, "RASTER_POINTS", 2)
+    fig = queue_timeline_figure(schedule(ROWS), ["short", "long"], 4)
+    assert all(c.get_rasterized() for ax in fig.axes[:2] for c in ax.collections)
+    assert b"<image" in figure_bytes(lambda: fig, "svg")
+
+
 def test_wait_cdf_lines_are_the_empirical_distribution() -> None:
     fig = wait_cdf_figure({"a": schedule(ROWS), "b": later()}, ["short", "long"])  # type: ignore[dict-item]
     everything = fig.axes[2]  # panels: short, long, all queues

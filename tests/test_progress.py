@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 import queuesim.reports.progress as progress_module
-from queuesim.reports.progress import RunProgress, simulated_at
+from queuesim.reports.progress import RunProgress, TaskProgress, simulated_at
 from queuesim.studies.compare import compare, setups_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,6 +36,35 @@ def test_plain_console_gets_a_line_per_quarter(monkeypatch: pytest.MonkeyPatch) 
     lines = out.getvalue().splitlines()
     assert len(lines) == 3  # 25 %, 50 %, 75 %
     assert lines[0].startswith("run: 25 of 100 jobs submitted, simulated 1d")
+
+
+def test_study_progress_is_plain_on_a_plain_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A study's finished tasks, not on a terminal: a plain line at each quarter, naming the
+    last task as written (brackets are not rich markup), none at the end; the total may
+    arrive with the first task."""
+    monkeypatch.setattr(progress_module, "SHOW_AFTER", 0.0)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=200)
+    with TaskProgress(console, "runs", 0) as shown:
+        for k in range(8):
+            shown.finished(f"[bold]trace{k}[/bold] / EASY", total=8)
+    assert out.getvalue().splitlines() == [
+        "2 of 8 runs done, last: [bold]trace1[/bold] / EASY",
+        "4 of 8 runs done, last: [bold]trace3[/bold] / EASY",
+        "6 of 8 runs done, last: [bold]trace5[/bold] / EASY",
+    ]
+
+
+def test_study_progress_draws_a_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a terminal a study's progress is a bar counting its tasks, gone once done."""
+    monkeypatch.setattr(progress_module, "SHOW_AFTER", 0.0)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=120)
+    with TaskProgress(console, "runs", 4) as shown:
+        shown.finished("a")
+        assert shown.bar is not None
+        shown.finished("b")
+        assert shown.bar.tasks[0].completed == 2 and shown.bar.tasks[0].total == 4
 
 
 def test_compare_reports_every_setups_progress_from_workers() -> None:

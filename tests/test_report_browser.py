@@ -111,3 +111,47 @@ def test_a_script_named_queue_never_runs(browser: Any, tmp_path: Path) -> None:
     loaded = Loaded(browser, tmp_path / "b" / "report.html")
     assert loaded.dialogs == [] and loaded.errors == []
     assert SCRIPT in loaded.page.inner_text("body")  # shown as written
+
+
+def test_a_study_report_loads_links_and_sorts_signed_percentages(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The DPSA study's page (hand-made frame of two traces): no console error, every link
+    resolves, and its change column (+100.0 %, -10.0 % ...) sorts as numbers."""
+    from test_dpsa_report import report
+
+    from queuesim.reports.render_html import to_html
+
+    (tmp_path / "exact-estimates").mkdir()
+    (tmp_path / "exact-estimates" / "study.md").write_text("companion\n", encoding="utf-8")
+    (tmp_path / "study.html").write_text(to_html(report(discussion=True)), encoding="utf-8")
+    loaded = Loaded(browser, tmp_path / "study.html")
+    hrefs = loaded.page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))")
+    for href in hrefs:
+        if href.startswith("#"):
+            assert loaded.page.query_selector(f"[id='{href[1:]}']") is not None, href
+        else:
+            assert (tmp_path / href).exists(), href
+    table = loaded.page.locator("table").first
+    header = table.locator("th", has_text="DPSAw bsld")
+    column = table.locator("th").all_inner_texts().index(header.inner_text())
+    header.click()
+    header.click()  # descending
+    cells = table.locator(f"tbody tr td:nth-child({column + 1})").all_inner_texts()
+    assert cells == ["+100.0 %", "+10.0 %"]
+    header.click()
+    assert table.locator(f"tbody tr td:nth-child({column + 1})").all_inner_texts() == [
+        "+10.0 %",
+        "+100.0 %",
+    ]
+    assert loaded.errors == []
+
+
+def test_the_committed_dfrs_study_page_renders_its_plot(browser: Any) -> None:
+    """reports/dfrs/study.html, as regenerate.sh wrote it: its plot renders and the page
+    logs no error."""
+    page = Path(__file__).resolve().parents[1] / "reports" / "dfrs" / "study.html"
+    loaded = Loaded(browser, page)
+    widths = loaded.page.eval_on_selector_all("img", "els => els.map(e => e.naturalWidth)")
+    assert widths and all(w > 0 for w in widths)
+    assert loaded.errors == []

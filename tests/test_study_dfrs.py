@@ -28,7 +28,7 @@ SITE_CONFIGS = REPO / "site-configs"
 DFRS_PICK = ("GreedyP*/OPT=MIN", "GreedyPM*/per/OPT=MIN/MINVT=600")
 HAVE_DFRS = "dfrs" in known_policies()
 TINY_ALGORITHMS = ("FCFS", "EASY", *(DFRS_PICK if HAVE_DFRS else ()))
-OUTPUTS = ("study.csv", "study.md", "degradation-vs-load.png", "timings.csv")
+OUTPUTS = ("study.csv", "study.md", "study.html", "degradation-vs-load.png", "timings.csv")
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -92,11 +92,11 @@ def test_tiny_study_writes_its_files(two_runs: tuple[Path, Path]):
     assert not list(out.glob(".*.tmp")), "no temporary file left behind"
     assert (out / "degradation-vs-load.png").read_bytes().startswith(b"\x89PNG")
     md = (out / "study.md").read_text(encoding="utf-8")
-    assert "queuesim study dfrs \\\n    --traces-per-load 1 \\\n    --jobs 60" in md
+    assert "`queuesim study dfrs --traces-per-load 1 --jobs 60" in md
     assert "--loads 0.3,0.9" in md
     assert "this run took" in md and "2 bounds computed, 0 read from the cache" in md
     assert "## Degradation factor (000 Table I)" in md
-    assert "### 5-minute rescheduling penalty" in md and "### no rescheduling penalty" in md
+    assert "**5-minute rescheduling penalty**" in md and "**no rescheduling penalty**" in md
     assert "| algorithm | synthetic avg | std | max |" in md
     assert "(degradation-vs-load.png)" in md
     assert "0 run(s) below 1 - 1e-06" in md

@@ -142,12 +142,12 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
             on_start=announce,
             progress=None if args.quiet else shown.update,
         )
+    command = _compare_command(args)
     if args.out:
         jobs_format = None if args.jobs_format.startswith("parquet if") else args.jobs_format
-        command = _compare_command(args)
         write_bundle(args.out, comp, bin=spec, command=command, jobs_format=jobs_format)
     if not args.quiet:
-        print_comparison(console, comp, grids=comp.heatmap(spec))
+        print_comparison(console, comp, grids=comp.heatmap(spec), command=command)
         if args.out:
             console.print(
                 f"written: {Path(args.out) / 'report.md'}, report.html and the runs' files",

@@ -260,7 +260,7 @@ def dfrs_config(args: argparse.Namespace) -> StudyConfig:
 
 
 def dfrs_command_line(args: argparse.Namespace, config: StudyConfig) -> str:
-    """The command line that regenerates the study, one option per line."""
+    """The command line that regenerates the study."""
     from queuesim.studies.dfrs import load_text
 
     words: list[list[str]] = [
@@ -275,7 +275,7 @@ def dfrs_command_line(args: argparse.Namespace, config: StudyConfig) -> str:
         *folder_words(args),
         ["--out", args.out],
     ]
-    return " \\\n    ".join(shlex.join(w) for w in words)
+    return " ".join(shlex.join(w) for w in words)
 
 
 def run_dfrs(args: argparse.Namespace, console: Console) -> int:

@@ -226,7 +226,7 @@ _HEATMAP_REST = (
 def report_document(
     comp: Comparison,
     grids: Mapping[str, WaitGrid],
-    png: bytes,
+    png: bytes | None,
     command: str | None,
     files: Sequence[str],
     svg: bytes | None = None,
@@ -236,7 +236,8 @@ def report_document(
 ) -> Report:
     """The comparison's report (sections :data:`SECTIONS`), to render with any renderer;
     ``files`` are listed (and linked) last, ``figure`` is where the heatmap lies beside a
-    Markdown rendering, ``figures`` the other figures with where each lies."""
+    Markdown rendering (``png``: the image; None: not drawn, as for the terminal, which
+    draws the heatmap itself), ``figures`` the other figures with where each lies."""
     count = len(comp.runs)
     on = comp.workload or "a workload"
     title = (
@@ -292,11 +293,17 @@ def report_document(
             SECTIONS[5],
             [
                 Para(_heatmap_words(next(iter(grids.values())))),
-                Figure(
-                    figure,
-                    "Mean wait per queue and time bin, one panel per setup",
-                    png,
-                    svg,
+                *(
+                    [
+                        Figure(
+                            figure,
+                            "Mean wait per queue and time bin, one panel per setup",
+                            png,
+                            svg,
+                        )
+                    ]
+                    if png is not None
+                    else []
                 ),
             ],
         ),

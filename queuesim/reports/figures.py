@@ -167,6 +167,11 @@ def _on_grid(
     return times, np.vstack(values)
 
 
+#: Above this many change times, the areas of :func:`queue_timeline_figure` are rasterized
+#: in its SVG (axes and text stay vectors).
+RASTER_POINTS = 5_000
+
+
 def queue_timeline_figure(
     jobs: pd.DataFrame, queues: Sequence[str], total_cpus: int, *, title: str = ""
 ) -> Any:
@@ -179,8 +184,12 @@ def queue_timeline_figure(
     fig, (top, bottom) = _figure(5.5, 2, sharex=True)
     colours = _colours(names)
     x = times / HOUR
-    top.stackplot(x, waiting, labels=names, colors=[colours[n] for n in names], step="post")
-    bottom.stackplot(x, 100 * busy / total_cpus, colors=[colours[n] for n in names], step="post")
+    # a long trace's areas have a corner per change of any queue (100,000 jobs: 90 MB of
+    # SVG paths); past RASTER_POINTS they are drawn as an image inside the SVG
+    flat = len(times) > RASTER_POINTS
+    palette = [colours[n] for n in names]
+    top.stackplot(x, waiting, labels=names, colors=palette, step="post", rasterized=flat)
+    bottom.stackplot(x, 100 * busy / total_cpus, colors=palette, step="post", rasterized=flat)
     top.set_ylabel("jobs waiting")
     bottom.set_ylabel("utilization (%)")
     bottom.set_ylim(0, 100)

@@ -15,6 +15,7 @@ from types import TracebackType
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -26,7 +27,7 @@ from rich.progress import (
 
 from queuesim.site.units import format_duration
 
-__all__ = ["RunProgress", "simulated_at"]
+__all__ = ["RunProgress", "TaskProgress", "simulated_at"]
 
 #: A bar appears once the work has lasted this long (seconds).
 SHOW_AFTER = 1.0
@@ -40,7 +41,22 @@ def simulated_at(submits: np.ndarray, done: int) -> float:
     return float(submits[min(done, len(submits)) - 1] - submits[0])
 
 
-class RunProgress:
+class _Shown:
+    """What both displays share: a rich progress display, once started, stops on exit."""
+
+    bar: Progress | None = None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+class RunProgress(_Shown):
     """Progress bars for runs, one per label, created as runs report."""
 
     def __init__(self, console: Console) -> None:
@@ -54,15 +70,6 @@ class RunProgress:
 
     def __enter__(self) -> RunProgress:
         return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
     def for_trace(self, label: str, submits: np.ndarray) -> Callable[[int, int], None]:
         """The engine's ``progress(done, total)`` for the run ``label`` of a trace whose
@@ -106,3 +113,56 @@ class RunProgress:
         if label not in self.tasks:
             self.tasks[label] = self.bar.add_task(label, total=total, simulated="0s", rate="-")
         self.bar.update(self.tasks[label], completed=done, simulated=reached, rate=f"{rate:,.0f}")
+
+
+class TaskProgress(_Shown):
+    """Progress of a study: one bar counting its finished tasks (runs, bounds) with the
+    last one finished and the time left, shown only once the work has lasted a second; on
+    a console that is not a terminal, a plain line at each quarter instead. A study run
+    with ``--quiet`` makes none."""
+
+    def __init__(self, console: Console, what: str, total: int) -> None:
+        self.console = console
+        self.what = what
+        self.total = total
+        self.done = 0
+        self.started = time.perf_counter()
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        self.quarter = 0
+
+    def __enter__(self) -> TaskProgress:
+        return self
+
+    def finished(self, last: str, total: int | None = None) -> None:
+        """One more task is done; ``last`` says which and how it went; ``total``: the number
+        of tasks, when the caller learnt it only once the work began."""
+        self.done += 1
+        self.total = self.total if total is None else total
+        elapsed = time.perf_counter() - self.started
+        if not self.console.is_terminal:
+            quarter = 4 * self.done // max(self.total, 1)
+            if elapsed >= SHOW_AFTER and quarter > self.quarter and self.done < self.total:
+                self.quarter = quarter
+                self.console.print(
+                    f"{self.done:,} of {self.total:,} {self.what} done, last: {last}",
+                    highlight=False,
+                    markup=False,
+                )
+            return
+        if self.bar is None:
+            if elapsed < SHOW_AFTER or self.done >= self.total:
+                return
+            self.bar = Progress(
+                TextColumn(self.what),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                TextColumn("last: {task.fields[last]}"),
+                console=self.console,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.what, total=self.total, last="")
+        assert self.task is not None
+        self.bar.update(self.task, completed=self.done, last=escape(last))

@@ -1,18 +1,22 @@
 """A :class:`~.document.Report` for the terminal (rich) and as JSON.
 
-In the terminal, names are shown as text (rich markup is never read from them) and a
-figure is named by its file. The JSON holds the report's structure - sections, tables with
-their units and sort keys, figures by file - for other tools; images are not embedded.
+In the terminal, names are shown as text (rich markup is never read from them), a figure
+is named by its file unless the caller gives a drawing of its own for the section (the
+heatmap as coloured blocks), and a table wider than the console is shown as several, each
+repeating the first column, so that no number is wrapped. The JSON holds the report's
+structure - sections, tables with their units and sort keys, figures by file - for other
+tools; images are not embedded.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.style import Style
 from rich.table import Table as RichTable
 from rich.text import Text as RichText
@@ -32,7 +36,7 @@ from queuesim.reports.document import (
     plain,
 )
 
-__all__ = ["print_report", "to_json"]
+__all__ = ["print_report", "report_renderable", "rich_tables", "to_json"]
 
 _BEST = Style(bold=True, color="green")
 
@@ -51,43 +55,95 @@ def _rich(text: Text) -> RichText:
     return out
 
 
-def _rich_table(block: Table) -> RichTable:
+def _rich_table(block: Table, columns: Sequence[int], continued: bool = False) -> RichTable:
     out = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    if block.caption:
+    if block.caption and columns[-1] == len(block.header) - 1:
         out.caption = _rich(block.caption)
         out.caption_justify = "left"
-    for j in range(len(block.header)):
-        out.add_column(block.heading(j), justify="right" if block.right[j] else "left")
+    for j in columns:
+        heading = block.heading(j) + (" (continued)" if continued and j == columns[0] else "")
+        out.add_column(heading, justify="right" if block.right[j] else "left")
     for i, row in enumerate(block.rows):
         out.add_row(
-            *(RichText(c, style=_BEST if (i, j) in block.bold else "") for j, c in enumerate(row))
+            *(RichText(row[j], style=_BEST if (i, j) in block.bold else "") for j in columns)
         )
     return out
 
 
-def _print_block(console: Console, block: Block) -> None:
+def _width(table: RichTable) -> int:
+    return Console(width=100_000, color_system=None).measure(table).maximum
+
+
+def rich_tables(block: Table, width: int) -> list[RichTable]:
+    """``block`` as one rich table if it fits ``width`` columns unwrapped, else as several:
+    the first column, then as many of the next ones as fit, each table after the first
+    marked (continued)."""
+    everything = list(range(len(block.header)))
+    whole = _rich_table(block, everything)
+    if len(everything) <= 2 or _width(whole) <= width:
+        return [whole]
+    groups: list[list[int]] = [[]]
+    for j in everything[1:]:
+        trial = _rich_table(block, [0, *groups[-1], j], len(groups) > 1)
+        if groups[-1] and _width(trial) > width:
+            groups.append([])
+        groups[-1].append(j)
+    return [_rich_table(block, [0, *g], k > 0) for k, g in enumerate(groups)]
+
+
+def _block_renderables(block: Block, width: int) -> list[RenderableType]:
     if isinstance(block, Para):
-        console.print(_rich(block.text))
-    elif isinstance(block, Note):
-        console.print(_rich(block.text), style="dim")
-    elif isinstance(block, Table):
-        console.print(_rich_table(block))
-    elif isinstance(block, Figure):
-        console.print(RichText(f"[figure: {block.caption} - {block.file}]", style="dim"))
-    else:
-        for item in block.items:
-            console.print(RichText("• ") + _rich(item))
+        return [_rich(block.text)]
+    if isinstance(block, Note):
+        text = _rich(block.text)
+        text.stylize("dim")
+        return [text]
+    if isinstance(block, Table):
+        return list(rich_tables(block, width))
+    if isinstance(block, Figure):
+        return [RichText(f"[figure: {block.caption} - {block.file}]", style="dim")]
+    return [RichText("• ") + _rich(item) for item in block.items]
 
 
-def print_report(console: Console, report: Report) -> None:
-    console.print(RichText(report.title, style="bold"))
+def report_renderable(
+    report: Report,
+    width: int,
+    *,
+    drawings: Mapping[str, RenderableType] | None = None,
+    skip: Collection[str] = (),
+) -> RenderableType:
+    """``report`` laid out for ``width`` columns, without the sections titled in ``skip``;
+    ``drawings`` maps a section's title to what the terminal draws for its figures (shown
+    in their place, or after the section's text when it has none)."""
+    drawings = drawings or {}
+    parts: list[RenderableType] = [RichText(report.title, style="bold")]
     for block in report.lead:
-        _print_block(console, block)
+        parts += _block_renderables(block, width)
     for section in report.sections:
-        console.print()
-        console.print(RichText(section.title, style="bold underline"))
+        if section.title in skip:
+            continue
+        parts += [RichText(""), RichText(section.title, style="bold underline")]
+        drawing = drawings.get(section.title)
         for block in section.blocks:
-            _print_block(console, block)
+            if isinstance(block, Figure) and drawing is not None:
+                parts.append(drawing)
+                drawing = None
+            elif not (isinstance(block, Figure) and section.title in drawings):
+                parts += _block_renderables(block, width)
+        if drawing is not None:
+            parts.append(drawing)
+    return Group(*parts)
+
+
+def print_report(
+    console: Console,
+    report: Report,
+    *,
+    drawings: Mapping[str, RenderableType] | None = None,
+    skip: Collection[str] = (),
+) -> None:
+    """Print :func:`report_renderable` at the console's width."""
+    console.print(report_renderable(report, console.width, drawings=drawings, skip=skip))
 
 
 def _json_block(block: Block) -> dict[str, Any]:

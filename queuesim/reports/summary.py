@@ -1,12 +1,14 @@
-"""The terminal summary of one simulation, rendered with rich.
+"""The terminal summary of one simulation: a report on the report model
+(:func:`summary_report`) printed by its terminal renderer, and the rich pieces the fidelity
+summary shares (facts grid, not-modelled table).
 
 This module only lays out numbers it is given: the :class:`~queuesim.results.metrics.Metrics` of a
 run, the data-cleaning counts of its workload, a few free-form facts (site, workload,
 policy, speed ...) and the run's extra metrics, each written in the unit the metric registry
 gives it. It knows nothing of policies or of how the numbers were obtained.
 
-The layout fits an 80-column terminal: a header of facts, one table of metrics grouped by
-theme (jobs, waiting, slowdown, fairness, machine) and a small table of data cleaning.
+The layout fits an 80-column terminal: the facts, one table of metrics in themes (jobs,
+waiting, slowdown, fairness, machine) and a small table of data cleaning.
 Durations are shown in human form (``2h 5m``) next to the raw seconds, so a reader can both
 grasp them and compare them exactly with another run.
 """
@@ -19,12 +21,14 @@ from typing import Any
 
 import pandas as pd
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, RenderableType
 from rich.padding import Padding
-from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from queuesim.reports.document import Block, Bullets, Para, Report, Section, Strong
+from queuesim.reports.document import Table as ReportTable
+from queuesim.reports.render_text import report_renderable
 from queuesim.results.metrics import Metrics
 from queuesim.results.registry import Unit, definition
 from queuesim.site.units import format_duration
@@ -46,8 +50,10 @@ def summary_renderable(
     top: int = 5,
     cleaning_detail: Mapping[str, tuple[str, Sequence[int]]] | None = None,
     not_modelled: Sequence[tuple[str, str, str]] = (),
+    width: int = 80,
 ) -> RenderableType:
-    """Build the summary of one run, ready for ``console.print``.
+    """Build the summary of one run (:func:`summary_report`, laid out by the report model's
+    terminal renderer for ``width`` columns), ready for ``console.print``.
 
     Args:
         title: the heading, e.g. ``"metacentrum-complex on METACENTRUM-2013"``.
@@ -64,30 +70,59 @@ def summary_renderable(
             not model (the site's ``not_modelled``: setting, value, source), shown last so
             that no reader takes the run for the site's whole behaviour.
     """
-    parts: list[RenderableType] = []
-    if facts:
-        parts.append(facts_grid(facts))
-    parts.append(_metrics_table(metrics))
-    if queues is not None and len(queues) > 2:  # one queue and the whole run: the same
-        parts.append(queues_table(queues))
-    if users is not None and top > 0:
-        parts.append(users_table(users, top))
-    parts.append(_cleaning_part(cleaning, cleaning_detail or {}))
-    if not_modelled:
-        parts.append(not_modelled_table(not_modelled))
-    return Panel(
-        Group(*spaced(parts)),
-        title=Text(title, style="bold"),
-        title_align="left",
-        box=box.ROUNDED,
-        expand=False,
-        padding=(1, 2),
+    return report_renderable(
+        summary_report(
+            title=title,
+            metrics=metrics,
+            cleaning=cleaning,
+            facts=facts,
+            queues=queues,
+            users=users,
+            top=top,
+            cleaning_detail=cleaning_detail,
+            not_modelled=not_modelled,
+        ),
+        width,
     )
 
 
+def summary_report(
+    *,
+    title: str,
+    metrics: Metrics,
+    cleaning: Mapping[str, int],
+    facts: Mapping[str, str],
+    queues: pd.DataFrame | None = None,
+    users: pd.DataFrame | None = None,
+    top: int = 5,
+    cleaning_detail: Mapping[str, tuple[str, Sequence[int]]] | None = None,
+    not_modelled: Sequence[tuple[str, str, str]] = (),
+) -> Report:
+    """The summary of one run on the report model (see :func:`summary_renderable` for the
+    arguments): the facts first, then a section each for the metrics, the queues, the
+    users, data cleaning and what the site uses that is not modelled."""
+    lead: list[Block] = []
+    if facts:
+        lead.append(Bullets([(Strong(k), ": ", v) for k, v in facts.items()]))
+    sections = [Section("Metrics", [_metrics_table(metrics)])]
+    if queues is not None and len(queues) > 2:  # one queue and the whole run: the same
+        sections.append(Section("Wait per queue", [queues_table(queues)]))
+    if users is not None and top > 0:
+        worst = users.sort_values("nuwt", ascending=False, kind="stable").head(top)
+        heading = f"The {len(worst)} users who waited most per CPU-second (NUWT)"
+        sections.append(Section(heading, [_figures_table("user", worst, _USER_COLUMNS)]))
+    sections.append(Section("Data cleaning", [_cleaning_part(cleaning, cleaning_detail or {})]))
+    if not_modelled:
+        rows = [list(entry) for entry in not_modelled]
+        table = ReportTable([f"not modelled ({len(rows)})", "value", "source"], rows, [False] * 3)
+        sections.append(Section("Not modelled", [table]))
+    return Report(title, lead, sections, dict(facts))
+
+
 def print_summary(console: Console, **parts: Any) -> None:
-    """Print :func:`summary_renderable` of ``parts`` (its keyword arguments) on ``console``."""
-    console.print(summary_renderable(**parts))
+    """Print :func:`summary_renderable` of ``parts`` (its keyword arguments) on ``console``,
+    at its width."""
+    console.print(summary_renderable(width=console.width, **parts))
 
 
 def spaced(parts: list[RenderableType]) -> list[RenderableType]:
@@ -104,38 +139,31 @@ def facts_grid(facts: Mapping[str, str]) -> Table:
     return grid
 
 
-def _metrics_table(m: Metrics) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    table.add_column("metric", no_wrap=True)
-    table.add_column("value", justify="right", no_wrap=True)
-    table.add_column("seconds", justify="right", no_wrap=True, style="dim")
-
-    table.add_row("jobs", _count(m.jobs), "")
-    table.add_row("  completed", _count(m.completed), "")
-    table.add_row("  killed", _count(m.killed), "")
-    table.add_row("users", _count(m.users), "", end_section=True)
-
-    table.add_row("mean wait", *_duration(m.mean_wait))
-    table.add_row("  median", *_duration(m.median_wait))
-    table.add_row("  90th percentile", *_duration(m.p90_wait))
-    table.add_row("  99th percentile", *_duration(m.p99_wait))
-    table.add_row("  max", *_duration(m.max_wait))
-    table.add_row("  share waiting > 1 h", _percent(m.waited_over_1h), "")
-    table.add_row("  share waiting > 24 h", _percent(m.waited_over_24h), "")
-    table.add_row("AWWT (weighted wait)", *_duration(m.awwt))
-    table.add_row("AWRT (weighted response)", *_duration(m.awrt), end_section=True)
-
-    table.add_row("AWSD (weighted slowdown)", _decimal2(m.awsd), "")
-    table.add_row(f"bounded slowdown, tau {_seconds(m.bounded_slowdown_tau)}", "", "")
-    table.add_row("  mean", _decimal2(m.mean_bounded_slowdown), "")
-    table.add_row("  max", _decimal2(m.max_bounded_slowdown), "", end_section=True)
-
-    table.add_row("ANUWT (mean user NUWT)", sig3(m.anuwt), "")
-    table.add_row("NUWT-dev (std over users)", sig3(m.nuwt_dev), "", end_section=True)
-
-    table.add_row("utilization", _percent(m.utilization), "")
-    table.add_row("makespan", *_duration(m.makespan))
-    return table
+def _metrics_table(m: Metrics) -> ReportTable:
+    rows = [
+        ["jobs", _count(m.jobs), ""],
+        ["  completed", _count(m.completed), ""],
+        ["  killed", _count(m.killed), ""],
+        ["users", _count(m.users), ""],
+        ["mean wait", *_duration(m.mean_wait)],
+        ["  median", *_duration(m.median_wait)],
+        ["  90th percentile", *_duration(m.p90_wait)],
+        ["  99th percentile", *_duration(m.p99_wait)],
+        ["  max", *_duration(m.max_wait)],
+        ["  share waiting > 1 h", _percent(m.waited_over_1h), ""],
+        ["  share waiting > 24 h", _percent(m.waited_over_24h), ""],
+        ["AWWT (weighted wait)", *_duration(m.awwt)],
+        ["AWRT (weighted response)", *_duration(m.awrt)],
+        ["AWSD (weighted slowdown)", _decimal2(m.awsd), ""],
+        [f"bounded slowdown, tau {_seconds(m.bounded_slowdown_tau)}", "", ""],
+        ["  mean", _decimal2(m.mean_bounded_slowdown), ""],
+        ["  max", _decimal2(m.max_bounded_slowdown), ""],
+        ["ANUWT (mean user NUWT)", sig3(m.anuwt), ""],
+        ["NUWT-dev (std over users)", sig3(m.nuwt_dev), ""],
+        ["utilization", _percent(m.utilization), ""],
+        ["makespan", *_duration(m.makespan)],
+    ]
+    return ReportTable(["metric", "value", "seconds"], rows, [False, True, True])
 
 
 def not_modelled_table(entries: Sequence[tuple[str, str, str]]) -> Table:
@@ -151,23 +179,19 @@ def not_modelled_table(entries: Sequence[tuple[str, str, str]]) -> Table:
 
 def _cleaning_part(
     cleaning: Mapping[str, int], detail: Mapping[str, tuple[str, Sequence[int]]]
-) -> RenderableType:
+) -> Block:
     shown = [(reason, count) for reason, count in cleaning.items() if count != 0]
     if not shown:
-        return Text(f"data cleaning: {NO_CLEANING}", style="dim")
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    table.add_column("data cleaning", overflow="fold")
-    table.add_column("jobs", justify="right", no_wrap=True)
-    if detail:
-        table.add_column("done", no_wrap=True)
-        table.add_column("first lines", overflow="fold")
+        return Para.of(f"data cleaning: {NO_CLEANING}")
+    header = ["data cleaning", "jobs"] + (["done", "first lines"] if detail else [])
+    rows = []
     for reason, count in shown:
+        row = [reason, _count(count)]
         if detail:
             action, lines = detail.get(reason, ("", ()))
-            table.add_row(reason, _count(count), action, " ".join(map(str, lines)))
-        else:
-            table.add_row(reason, _count(count))
-    return table
+            row += [action, " ".join(map(str, lines))]
+        rows.append(row)
+    return ReportTable(header, rows, [False, True, False, False][: len(header)])
 
 
 def _percent(share: float) -> str:
@@ -209,34 +233,24 @@ _USER_COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
 
 
 def _figures_table(
-    title: str,
     first: str,
     rows: pd.DataFrame,
     shown: Sequence[tuple[str, str, Callable[[Any], str]]],
-) -> Table:
+) -> ReportTable:
     """A narrow table of ``rows`` (labelled by their index, headed ``first``) and the
     ``shown`` columns."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left")
-    table.title = title
-    table.add_column(first, no_wrap=True)
-    for heading, _, _ in shown:
-        table.add_column(heading, justify="right", no_wrap=True)
-    for name, row in rows.iterrows():
-        table.add_row(str(name), *(write(row[column]) for _, column, write in shown))
-    return table
+    header = [first, *(heading for heading, _, _ in shown)]
+    cells = [
+        [str(name), *(write(row[column]) for _, column, write in shown)]
+        for name, row in rows.iterrows()
+    ]
+    return ReportTable(header, cells, [False] + [True] * len(shown))
 
 
-def queues_table(queues: pd.DataFrame) -> Table:
+def queues_table(queues: pd.DataFrame) -> ReportTable:
     """The wait figures per queue (:func:`~queuesim.results.breakdown.by_queue`), the whole
     run last."""
-    return _figures_table("wait per queue", "queue", queues, _QUEUE_COLUMNS)
-
-
-def users_table(users: pd.DataFrame, top: int) -> Table:
-    """The ``top`` users by NUWT (waited most per CPU-second consumed) and their waits."""
-    worst = users.sort_values("nuwt", ascending=False, kind="stable").head(top)
-    title = f"the {len(worst)} users who waited most per CPU-second (NUWT)"
-    return _figures_table(title, "user", worst, _USER_COLUMNS)
+    return _figures_table("queue", queues, _QUEUE_COLUMNS)
 
 
 def _count(n: int) -> str:

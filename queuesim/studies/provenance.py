@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
+from queuesim.reports.document import Code, Para
 
-def regenerate_lines(elapsed: str, command: str) -> list[str]:
-    """Markdown lines giving ``command`` (run from the repository root) and how long this
+
+def regenerate_para(elapsed: str, command: str) -> Para:
+    """The paragraph giving ``command`` (run from the repository root) and how long this
     run took (``elapsed``, already written out)."""
-    return [
-        f"Regenerate (from the repository root; this run took {elapsed}):",
-        "",
-        "```sh",
-        command,
-        "```",
-        "",
-    ]
+    return Para.of(
+        f"Regenerate (from the repository root; this run took {elapsed}): ", Code(command)
+    )

@@ -11,6 +11,7 @@ import pandas as pd
 
 from queuesim.common import bundled
 from queuesim.common.errors import ConfigError, QueuesimError
+from queuesim.reports.document import Report
 
 if TYPE_CHECKING:
     pass
@@ -134,6 +135,7 @@ class StudyResult:
     bounds_cached: int
     seconds: float
     files: list[Path] = field(default_factory=list)
+    report: Report | None = None  #: what ``study.md`` and ``study.html`` render
 
 
 # --- algorithms ---------------------------------------------------------------------------

@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from queuesim.common.atomic import atomic_path, atomic_write_text
+from queuesim.reports.document import Report
+from queuesim.reports.render_html import to_html
+from queuesim.reports.render_markdown import to_markdown
 from queuesim.studies.dfrs.config import _PNG_METADATA, _RC, StudyResult
 from queuesim.studies.dfrs.instances import SYNTHETIC
-from queuesim.studies.dfrs.tables import penalty_title
+from queuesim.studies.dfrs.tables import PLOT, penalty_title
 
 if TYPE_CHECKING:
     pass
@@ -77,20 +80,19 @@ def _plain_log_labels(ax: Any) -> None:
 # --- files --------------------------------------------------------------------------------
 
 
-def write_study(out: Path, result: StudyResult, markdown: str) -> list[Path]:
-    """``study.csv``, ``study.md``, ``degradation-vs-load.png`` and ``timings.csv`` in
-    ``out``, each written atomically."""
-    penalties = list(dict.fromkeys(result.frame["penalty"]))
+def write_study(out: Path, result: StudyResult, report: Report, plot: bytes) -> list[Path]:
+    """``study.md``, ``study.html``, ``study.csv``, ``degradation-vs-load.png`` (``plot``)
+    and ``timings.csv`` in ``out``, each written atomically."""
     csv = out / "study.csv"
     with atomic_path(csv) as tmp:
         result.frame.to_csv(tmp, index=False, float_format="%.6g", lineterminator="\n")
-    md = out / "study.md"
-    atomic_write_text(md, markdown)
-    png = out / "degradation-vs-load.png"
-    image = render_plot(result.frame, penalties)
+    md, page = out / "study.md", out / "study.html"
+    atomic_write_text(md, to_markdown(report))
+    atomic_write_text(page, to_html(report))
+    png = out / PLOT
     with atomic_path(png) as tmp:
-        tmp.write_bytes(image)
+        tmp.write_bytes(plot)
     timings = out / "timings.csv"
     with atomic_path(timings) as tmp:
         result.timings.to_csv(tmp, index=False, float_format="%.3f", lineterminator="\n")
-    return [md, csv, png, timings]
+    return [md, page, csv, png, timings]

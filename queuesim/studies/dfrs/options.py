@@ -1,23 +1,17 @@
-"""The DFRS study from the command line: its options, and the tables it prints."""
+"""The DFRS study from the command line: its options, and what it prints."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import Console
-from rich.table import Table
 
 from queuesim.common.errors import QueuesimError
+from queuesim.reports.progress import TaskProgress
+from queuesim.reports.render_text import print_report
 from queuesim.studies.dfrs.config import StudyConfig
 from queuesim.studies.dfrs.running import run_study
-from queuesim.studies.dfrs.tables import _num, _sets, penalty_title, summary
-
-if TYPE_CHECKING:
-    pass
-
 
 # --- command line -------------------------------------------------------------------------
 
@@ -61,40 +55,21 @@ def run_and_print(
     console: Console,
     quiet: bool,
 ) -> None:
-    """Run the study into ``out`` with its progress on ``console``, then print the summary
-    tables and the files written (nothing at all when ``quiet``)."""
-
-    def progress(text: str) -> None:
-        if not quiet:
-            console.print(f"[dim]{text}[/dim]", highlight=False)
-
-    result = run_study(config, out, command=command, workers=workers, on_progress=progress)
+    """Run the study into ``out`` with a progress bar on ``console``, then print its report
+    and the files written (nothing at all when ``quiet``)."""
+    with TaskProgress(console, "bounds and runs", 0) as shown:
+        result = run_study(
+            config,
+            out,
+            command=command,
+            workers=workers,
+            on_progress=None if quiet else lambda tasks, text: shown.finished(text, tasks),
+        )
     if not quiet:
-        for table in _terminal_tables(result.frame):
-            console.print(table)
+        assert result.report is not None
+        print_report(console, result.report)
         console.print(
             f"study time {result.seconds / 60:.1f} min; written: "
             + ", ".join(str(f) for f in result.files),
             highlight=False,
         )
-
-
-def _terminal_tables(frame: pd.DataFrame) -> list[Table]:
-    """One table per penalty: average and maximum degradation from bound per trace set."""
-    sets = _sets(frame)
-    stats = {s: summary(frame, "degradation", frame["trace_set"] == s) for s in sets}
-    tables = []
-    for penalty in dict.fromkeys(frame["penalty"].astype(float).tolist()):
-        table = Table(title=f"Degradation from bound, {penalty_title(penalty)}")
-        table.add_column("algorithm", no_wrap=True)
-        for s in sets:
-            table.add_column(f"{s} avg", justify="right", no_wrap=True)
-            table.add_column("max", justify="right", no_wrap=True)
-        for label in dict.fromkeys(frame["algorithm"]):
-            row = [label]
-            for s in sets:
-                mean, _, top = stats[s][(penalty, label)]
-                row += [_num(mean), _num(top)]
-            table.add_row(*row)
-        tables.append(table)
-    return tables

@@ -27,7 +27,7 @@ from queuesim.studies.dfrs.config import (
     StudyResult,
     _penalty_value,
 )
-from queuesim.studies.dfrs.files import write_study
+from queuesim.studies.dfrs.files import render_plot, write_study
 from queuesim.studies.dfrs.instances import (
     _described,
     _load_instance,
@@ -37,7 +37,7 @@ from queuesim.studies.dfrs.instances import (
     synthetic_instances,
     write_bound_cache,
 )
-from queuesim.studies.dfrs.tables import render_markdown, study_frame
+from queuesim.studies.dfrs.tables import study_frame, study_report
 
 if TYPE_CHECKING:
     pass
@@ -151,20 +151,20 @@ def run_study(
     *,
     command: str,
     workers: int | None = None,
-    on_progress: Callable[[str], None] | None = None,
+    on_progress: Callable[[int, str], None] | None = None,
 ) -> StudyResult:
     """Build the instances, compute the missing bounds, run every algorithm under every
     penalty in ``workers`` processes (default: the local cores), and write ``study.csv``,
     ``study.md``, ``degradation-vs-load.png`` and ``timings.csv`` into ``out``; ``command``
-    is quoted in ``study.md`` as the way to regenerate it."""
+    is quoted in ``study.md`` as the way to regenerate it. ``on_progress(tasks, text)`` is
+    called as each of the ``tasks`` (bounds and simulations) finishes, ``text`` saying which
+    and how it went."""
     started = time.perf_counter()
-    say = on_progress or (lambda _: None)
+    say = on_progress or (lambda _, __: None)
     if not config.algorithms:
         raise ConfigError("no algorithm to run")
     instances = synthetic_instances(config)
     weeks, notes = hpc2n_instances(config)
-    for note in notes:
-        say(note)
     instances = [_described(i) for i in instances + weeks]
     if not instances:
         raise QueuesimError(
@@ -192,11 +192,8 @@ def run_study(
     workers = max(1, min(len(tasks), workers or os.cpu_count() or 1))
     runs: list[RunFigures] = []
     timings: list[dict[str, Any]] = []
-    done = 0
 
     def finished(_: int, figures: Any) -> None:
-        nonlocal done
-        done += 1
         if isinstance(figures, BoundFigures):
             cache[figures.digest] = figures
             bounds[figures.instance] = figures
@@ -204,7 +201,7 @@ def run_study(
             timings.append(
                 {"instance": figures.instance, "task": "bound", "seconds": figures.seconds}
             )
-            say(f"{done}/{len(tasks)} {figures.instance}: bound {figures.bound:.4g}")
+            say(len(tasks), f"{figures.instance}: bound {figures.bound:.4g}")
         else:
             runs.append(figures)
             penalty = "" if figures.penalty is None else f" / {figures.penalty:g} s"
@@ -217,8 +214,9 @@ def run_study(
                 }
             )
             say(
-                f"{done}/{len(tasks)} {figures.instance} / {figures.algorithm}{penalty}: "
-                f"max stretch {figures.max_stretch:.4g} ({figures.run_seconds:.1f} s)"
+                len(tasks),
+                f"{figures.instance} / {figures.algorithm}{penalty}: "
+                f"max stretch {figures.max_stretch:.4g} ({figures.run_seconds:.1f} s)",
             )
 
     _run_tasks(tasks, workers, finished)
@@ -243,6 +241,7 @@ def run_study(
         f"{took} in {workers} processes on {os.cpu_count()} cores; "
         f"{result.bounds_computed} bounds computed, {cached} read from the cache"
     )
-    markdown = render_markdown(result, config, command=command, elapsed=elapsed)
-    result.files = write_study(out, result, markdown)
+    plot = render_plot(frame, config.penalties)
+    result.report = study_report(result, config, command=command, elapsed=elapsed, plot=plot)
+    result.files = write_study(out, result, result.report, plot)
     return result

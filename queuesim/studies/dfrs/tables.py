@@ -1,16 +1,28 @@
 """The DFRS study's tables (Table I of paper ``000``, degradation per load, costs) and its
-Markdown report."""
+report, one :class:`~queuesim.reports.document.Report` that the report model's renderers
+write as ``study.md`` and ``study.html`` and print on the terminal."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from queuesim.reports.document import (
+    Block,
+    Bullets,
+    Figure,
+    Note,
+    Para,
+    Report,
+    Section,
+    Strong,
+    Table,
+    markup,
+)
 from queuesim.studies.dfrs.config import (
     BOUND_SLACK,
     RTOL,
@@ -28,11 +40,7 @@ from queuesim.studies.dfrs.instances import (
     SYNTHETIC_SITE,
     load_text,
 )
-from queuesim.studies.provenance import regenerate_lines
-
-if TYPE_CHECKING:
-    pass
-
+from queuesim.studies.provenance import regenerate_para
 
 # --- tables -------------------------------------------------------------------------------
 
@@ -142,11 +150,9 @@ def _num(x: float) -> str:
     return f"{x:,.0f}"
 
 
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    align = ["---"] + ["---:"] * (len(header) - 1)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    """The first column is text, the others numbers."""
+    return Table(header, rows, [k > 0 for k in range(len(header))])
 
 
 def penalty_title(penalty: float) -> str:
@@ -158,7 +164,7 @@ def penalty_title(penalty: float) -> str:
     return f"{penalty:g} s rescheduling penalty"
 
 
-def _table_i(frame: pd.DataFrame, column: str, penalty: float) -> str:
+def _table_i(frame: pd.DataFrame, column: str, penalty: float) -> Table:
     """000 Table I's layout: one row per algorithm, avg / std / max per trace set."""
     sets = _sets(frame)
     stats = {s: summary(frame, column, frame["trace_set"] == s) for s in sets}
@@ -171,10 +177,10 @@ def _table_i(frame: pd.DataFrame, column: str, penalty: float) -> str:
         for s in sets:
             row += [_num(x) for x in stats[s][(penalty, label)]]
         rows.append(row)
-    return _md_table(header, rows)
+    return _table(header, rows)
 
 
-def _per_load(frame: pd.DataFrame, penalty: float) -> str:
+def _per_load(frame: pd.DataFrame, penalty: float) -> Table:
     synthetic = frame[frame["trace_set"] == SYNTHETIC]
     labels = list(dict.fromkeys(frame["algorithm"]))
     rows = []
@@ -185,10 +191,10 @@ def _per_load(frame: pd.DataFrame, penalty: float) -> str:
             [load_text(load)]
             + [f"{_num(mean)} ({_num(std)}; {_num(top)})" for mean, std, top in cells]
         )
-    return _md_table(["load", *labels], rows)
+    return _table(["load", *labels], rows)
 
 
-def _costs(frame: pd.DataFrame) -> str:
+def _costs(frame: pd.DataFrame) -> Table:
     grouped = frame.groupby(["penalty", "algorithm"], sort=False)
     means = grouped[["preemptions", "migrations", "moved_memory_mb"]].mean().reset_index()
     rows = [
@@ -200,9 +206,7 @@ def _costs(frame: pd.DataFrame) -> str:
         ]
         for row in means.to_dict("records")
     ]
-    return _md_table(
-        ["algorithm / penalty", "preemptions", "migrations", "moved memory (GB)"], rows
-    )
+    return _table(["algorithm / penalty", "preemptions", "migrations", "moved memory (GB)"], rows)
 
 
 def _scale(result: StudyResult, config: StudyConfig) -> list[str]:
@@ -216,7 +220,7 @@ def _scale(result: StudyResult, config: StudyConfig) -> list[str]:
         if config.traces_per_load == 1:
             seeds = f"seed {config.seed}"
         lines.append(
-            f"* synthetic: {config.traces_per_load} Lublin-Feitelson trace(s) per load level "
+            f"synthetic: {config.traces_per_load} Lublin-Feitelson trace(s) per load level "
             f"x {len(config.loads)} load level(s) ({loads}) = {len(synthetic)} instances of "
             f"{config.jobs:,} jobs on {synthetic[0].hosts} quad-core nodes "
             f"(`site-configs/{SYNTHETIC_SITE}`), {seeds} at every load;"
@@ -224,7 +228,7 @@ def _scale(result: StudyResult, config: StudyConfig) -> list[str]:
     if weeks:
         jobs = [i.jobs for i in weeks]
         lines.append(
-            f"* HPC2N: the first {len(weeks)} week(s) of `{HPC2N_TRACE}` "
+            f"HPC2N: the first {len(weeks)} week(s) of `{HPC2N_TRACE}` "
             f"(weeks {weeks[0].week} to {weeks[-1].week}, {min(jobs):,} to {max(jobs):,} "
             f"jobs, {sum(jobs):,} in all) on {weeks[0].hosts} dual-core nodes "
             f"(`site-configs/{HPC2N_SITE}`);"
@@ -233,90 +237,117 @@ def _scale(result: StudyResult, config: StudyConfig) -> list[str]:
         len(config.penalties) if a.uses_penalty else 1 for a in config.algorithms
     )
     lines.append(
-        f"* {len(config.algorithms)} algorithms x {len(config.penalties)} penalties "
+        f"{len(config.algorithms)} algorithms x {len(config.penalties)} penalties "
         f"({', '.join(f'{p:g} s' for p in config.penalties)}): {runs:,} simulations, "
         f"{len(frame):,} rows in `study.csv`."
     )
     return lines
 
 
-def render_markdown(result: StudyResult, config: StudyConfig, *, command: str, elapsed: str) -> str:
-    """``study.md``: setup, scale, the regenerating command and the study's time, then the
-    tables of ``000`` Table I and ``002`` Fig. 1 and the rescheduling costs."""
+#: The report's sections, in order (the per-load one only with synthetic instances).
+SECTIONS = (
+    "Degradation from bound (002 section 5.1)",
+    "Degradation factor (000 Table I)",
+    "Degradation from bound against the load (002 Fig. 1)",
+    "Rescheduling costs",
+)
+TITLE = "DFRS against batch scheduling: maximum stretch (papers 000 and 002)"
+PLOT = "degradation-vs-load.png"
+
+
+def _per_penalty(penalties: Sequence[float], table: Callable[[float], Table]) -> list[Block]:
+    """A table per penalty, each under the penalty's name."""
+    blocks: list[Block] = []
+    for penalty in penalties:
+        blocks += [Para((Strong(penalty_title(penalty)),)), table(penalty)]
+    return blocks
+
+
+def study_report(
+    result: StudyResult, config: StudyConfig, *, command: str, elapsed: str, plot: bytes
+) -> Report:
+    """The study's report: setup, scale, the regenerating command and the study's time, then
+    the tables of ``000`` Table I and ``002`` Fig. 1 (``plot``: its PNG) and the
+    rescheduling costs."""
     frame = result.frame
     lowest = float(frame["degradation"].min())
     below = int((frame["degradation"] < 1 - BOUND_SLACK).sum())
-    lines = [
-        "# DFRS against batch scheduling: maximum stretch (papers 000 and 002)",
-        "",
-        "Stillwell, Vivien and Casanova's experiment at the scale of one machine: every "
-        "algorithm replays every instance under every rescheduling penalty, and is judged "
-        f"by the maximum bounded stretch of its jobs (tau = {TAU:g} s, against each job's "
-        "dedicated runtime). The *degradation from bound* (`002`, section 5.1) divides it by "
-        "the instance's offline lower bound (`002`, section 3: a linear program without "
-        "memory constraints and with free migration, binary search to "
-        f"{RTOL:g} relative, returned from below); the *degradation factor* (`000`, section "
-        "V) divides it by the best maximum stretch of the study's algorithms on the same "
-        "instance under the same penalty. FCFS and EASY never preempt: they run once per "
-        "instance and appear under every penalty.",
-        "",
-        "Scale:",
-        "",
-        *_scale(result, config),
-        "",
-        *regenerate_lines(elapsed, command),
+    lead: list[Block] = [
+        Para.of(
+            "Stillwell, Vivien and Casanova's experiment at the scale of one machine: every "
+            "algorithm replays every instance under every rescheduling penalty, and is judged "
+            f"by the maximum bounded stretch of its jobs (tau = {TAU:g} s, against each job's "
+            "dedicated runtime). The **degradation from bound** (`002`, section 5.1) divides "
+            "it by the instance's offline lower bound (`002`, section 3: a linear program "
+            "without memory constraints and with free migration, binary search to "
+            f"{RTOL:g} relative, returned from below); the **degradation factor** (`000`, "
+            "section V) divides it by the best maximum stretch of the study's algorithms on "
+            "the same instance under the same penalty. FCFS and EASY never preempt: they run "
+            "once per instance and appear under every penalty."
+        ),
+        Para.of("Scale:"),
+        Bullets([markup(line) for line in _scale(result, config)]),
+        regenerate_para(elapsed, command),
+        *(Note((n,)) for n in result.notes),
+        Para.of(
+            f"Check of the bound: the lowest degradation from bound is {lowest:.4f} "
+            f"({below} run(s) below 1 - {BOUND_SLACK:g}; the bound is a lower bound, so "
+            "there should be none)."
+        ),
     ]
-    if result.notes:
-        lines += [*(f"> {n}" for n in result.notes), ""]
-    lines += [
-        f"Check of the bound: the lowest degradation from bound is {lowest:.4f} "
-        f"({below} run(s) below 1 - {BOUND_SLACK:g}; the bound is a lower bound, so there "
-        "should be none).",
-        "",
-        "## Degradation from bound (002 section 5.1)",
-        "",
-        "Average, standard deviation and maximum (the worst instance) over each set of "
-        "instances; lower is better, 1 is the bound.",
-        "",
+    penalties = config.penalties
+    sections = [
+        Section(
+            SECTIONS[0],
+            [
+                Para.of(
+                    "Average, standard deviation and maximum (the worst instance) over each "
+                    "set of instances; lower is better, 1 is the bound."
+                ),
+                *_per_penalty(penalties, lambda p: _table_i(frame, "degradation", p)),
+            ],
+        ),
+        Section(
+            SECTIONS[1],
+            [
+                Para.of(
+                    "Maximum stretch over the best of the study's algorithms on the same "
+                    "instance and penalty: 1 for the best algorithm of an instance."
+                ),
+                *_per_penalty(penalties, lambda p: _table_i(frame, "degradation_factor", p)),
+            ],
+        ),
     ]
-    for penalty in config.penalties:
-        lines += [f"### {penalty_title(penalty)}", "", _table_i(frame, "degradation", penalty), ""]
-    lines += [
-        "## Degradation factor (000 Table I)",
-        "",
-        "Maximum stretch over the best of the study's algorithms on the same instance and "
-        "penalty: 1 for the best algorithm of an instance.",
-        "",
-    ]
-    for penalty in config.penalties:
-        lines += [
-            f"### {penalty_title(penalty)}",
-            "",
-            _table_i(frame, "degradation_factor", penalty),
-            "",
-        ]
     if (frame["trace_set"] == SYNTHETIC).any():
-        lines += [
-            "## Degradation from bound against the load (002 Fig. 1)",
-            "",
-            "![Average degradation from bound against the load, one panel per penalty]"
-            "(degradation-vs-load.png)",
-            "",
-            "Synthetic instances: average (standard deviation; maximum) per load level.",
-            "",
-        ]
-        for penalty in config.penalties:
-            lines += [f"### {penalty_title(penalty)}", "", _per_load(frame, penalty), ""]
-    lines += [
-        "## Rescheduling costs",
-        "",
-        "Average per instance (all instances): jobs paused, tasks moved to another node, and "
-        "the memory these moves transferred, as the simulator counts them.",
-        "",
-        _costs(frame),
-        "",
-        "Per-run figures are in `study.csv`; the time of every simulation and bound "
-        "computation in `timings.csv`.",
-        "",
-    ]
-    return "\n".join(lines)
+        caption = "Average degradation from bound against the load, one panel per penalty"
+        sections.append(
+            Section(
+                SECTIONS[2],
+                [
+                    Figure(PLOT, caption, plot),
+                    Para.of(
+                        "Synthetic instances: average (standard deviation; maximum) per load level."
+                    ),
+                    *_per_penalty(penalties, lambda p: _per_load(frame, p)),
+                ],
+            )
+        )
+    sections.append(
+        Section(
+            SECTIONS[3],
+            [
+                Para.of(
+                    "Average per instance (all instances): jobs paused, tasks moved to another "
+                    "node, and the memory these moves transferred, as the simulator counts "
+                    "them."
+                ),
+                _costs(frame),
+                Para.of(
+                    "Per-run figures are in `study.csv`; the time of every simulation and "
+                    "bound computation in `timings.csv`."
+                ),
+            ],
+        )
+    )
+    facts = {"command": command, "instances": len(result.instances), "rows": len(frame)}
+    return Report(TITLE, lead, sections, facts)
