@@ -256,7 +256,8 @@ def run_and_write(
         )
     minutes = (time.perf_counter() - started) / 60
     workers = min(len(traces) * len(policies), options.workers or os.cpu_count() or 1)
-    elapsed = f"{minutes:.1f} min in {workers} processes on {os.cpu_count()} cores"
+    processes = "1 process" if workers == 1 else f"{workers} processes"
+    elapsed = f"{minutes:.1f} min in {processes} on {os.cpu_count()} cores"
     default = [t.workload.name for t in traces] == list(DEFAULT_TRACES) and not options.estimate
     frame = study_frame(figures).assign(
         bound_ms=options.bound_ms,

@@ -261,9 +261,10 @@ def study_report(
             SECTIONS[2],
             [
                 Para.of(
-                    "Simulation seconds per run (reading the trace excluded; two runs share "
-                    "the machine at a time), and for DPSA the searches made and how many the "
-                    "bound stopped."
+                    "Simulation seconds per run (wall clock, reading the trace excluded; "
+                    "how many runs shared the machine is said below, under how to "
+                    "regenerate), and for DPSA the searches made and how many the bound "
+                    "stopped."
                 ),
                 _time_table(frame, traces, policies, variants),
                 Para.of(
