@@ -24,8 +24,9 @@ kth() {
         --out reports/kth-sp2-policies --quiet
 }
 
-# the three MetaCentrum setups of paper 004 on a trace; the committed folder keeps the bundle
-# without its three run folders (75 MB) and keeps its hand-written FINDINGS.md
+# the three MetaCentrum setups of paper 004 on a trace; the committed folder holds the
+# comparison without its three run folders (--no-run-folders: 75 MB of per-job files) and
+# keeps its hand-written FINDINGS.md
 metacentrum() {
     folder="$1"
     trace="$2"
@@ -34,14 +35,11 @@ metacentrum() {
     queuesim compare site-configs/metacentrum-historic.yaml \
         site-configs/metacentrum-conservative.yaml site-configs/metacentrum-complex.yaml \
         --workload "../shared/workloads/metacentrum/$trace.swf.gz" "$@" \
-        --reject-unrunnable --bin week --workers 1 --out "$tmp/bundle" --quiet
+        --reject-unrunnable --bin week --workers 1 --no-run-folders --out "$tmp/bundle" --quiet
     for f in "reports/$folder"/*; do
         [ "$(basename "$f")" = FINDINGS.md ] || rm -rf "$f"
     done
-    for f in "$tmp/bundle"/*; do
-        [ -d "$f" ] && [ "$(basename "$f")" != figures ] && continue
-        cp -r "$f" "reports/$folder/"
-    done
+    cp -r "$tmp/bundle"/* "reports/$folder/"
     rm -rf "$tmp"
 }
 

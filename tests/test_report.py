@@ -244,6 +244,24 @@ def test_rerun_replaces_the_bundle_cleanly(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary folder left
 
 
+def test_a_bundle_without_run_folders_lists_and_links_only_what_it_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With run_folders=False no setup folder is written, the report links no file that is
+    absent, and `queuesim report` on it says it lacks the run folders."""
+    out = tmp_path / "out"
+    written = write_bundle(out, demo_comparison(), figures=False, run_folders=False)
+    assert sorted(file_hashes(out)) == sorted(TOP_FILES)
+    assert [p.relative_to(out).as_posix() for p in written] == TOP_FILES
+    report = (out / "report.md").read_text(encoding="utf-8")
+    for link in re.findall(r"\]\(([^)#]+)\)", report):
+        assert (out / link).exists(), link
+    document = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
+    assert {s["folder"] for s in document["setups"]} == {None}
+    code, _, err = run_cli(capsys, "report", out, "-o", tmp_path / "again.md")
+    assert code != 0 and "does not hold its setups' run folders" in err
+
+
 def test_error_midway_leaves_the_previous_bundle_intact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

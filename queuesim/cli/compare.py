@@ -68,6 +68,13 @@ def add_parser(sub: Any) -> None:
     add_out(parser, "write the report bundle into DIR")
     add_jobs_format(parser, "parquet if pyarrow is installed, else csv")
     parser.add_argument(
+        "--no-run-folders",
+        dest="run_folders",
+        action="store_false",
+        help="write the comparison only (report, tables, figures), not each setup's run "
+        "folder of per-job files (tens of MB per setup on a large trace)",
+    )
+    parser.add_argument(
         "--top", type=int, default=5, metavar="N", help="users who lost the most to list (5)"
     )
     add_bin(
@@ -145,7 +152,14 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     command = _compare_command(args)
     if args.out:
         jobs_format = None if args.jobs_format.startswith("parquet if") else args.jobs_format
-        write_bundle(args.out, comp, bin=spec, command=command, jobs_format=jobs_format)
+        write_bundle(
+            args.out,
+            comp,
+            bin=spec,
+            command=command,
+            jobs_format=jobs_format,
+            run_folders=args.run_folders,
+        )
     if not args.quiet:
         print_comparison(console, comp, grids=comp.heatmap(spec), command=command)
         if args.out:

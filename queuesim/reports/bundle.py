@@ -183,13 +183,16 @@ def write_bundle(
     command: str | None = None,
     jobs_format: str | None = None,
     figures: bool = True,
+    run_folders: bool = True,
 ) -> list[Path]:
     """Write the report bundle of ``comp`` into ``out`` (see the module docstring).
 
     ``command`` is the command line that produced the comparison, quoted in the report.
     ``jobs_format`` (``parquet`` or ``csv``) is the setups' job tables' format; default:
     Parquet when pyarrow is installed. ``figures=False`` leaves out ``figures/`` (the
-    heatmap stays).
+    heatmap stays). ``run_folders=False`` leaves out the setups' run folders (each a full
+    run's per-job files: tens of megabytes on a large trace); the bundle then holds the
+    comparison only, and ``queuesim report`` cannot rebuild it.
     Returns the files written, under ``out``, in the order listed in ``report.md``.
 
     Raises:
@@ -202,7 +205,9 @@ def write_bundle(
     remove_stale_temporaries(out.parent, out.name)  # a killed earlier run's
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        names = _write_into(tmp, comp, spec, command, jobs_format or _jobs_format(), figures)
+        names = _write_into(
+            tmp, comp, spec, command, jobs_format or _jobs_format(), figures, run_folders
+        )
         _swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -217,6 +222,7 @@ def _write_into(
     command: str | None,
     jobs_format: str,
     figures: bool,
+    run_folders: bool,
 ) -> list[str]:
     run_files: list[str] = []
     if set(comp.results) != set(comp.runs):
@@ -227,7 +233,7 @@ def _write_into(
     dirs = {name: bundle_dir_name(name) for name in comp.runs}
     if len(set(dirs.values())) != len(dirs):
         raise ReportError(f"two setups map to the same folder: {dirs}")
-    for name, result in comp.results.items():
+    for name, result in comp.results.items() if run_folders else ():
         metrics = comp.metrics[name]
         extras = extra_metrics(result, MetricOptions(tau=metrics.bounded_slowdown_tau))
         written = write_run(
@@ -277,7 +283,7 @@ def _write_into(
         "setups": [
             {
                 "name": name,
-                "folder": dirs[name],
+                "folder": dirs[name] if run_folders else None,
                 "site": r.site,
                 "site_file": comp.sources.get(name),
                 "policy": r.policy,
