@@ -3,14 +3,17 @@
 FCFS, EASY, conservative backfilling and the MetaCentrum scan differ only in the rules of
 their pass (:class:`BatchRules`): how many jobs reserve, whether later jobs may start
 first, whether reservations block whole nodes (paper 004, 3.1), whether a job a queue
-limit holds back may reserve, and whether reservations are promises kept from pass to pass
+limit holds back may reserve, whether only the jobs the order calls starving may (PBS
+without strict_ordering), and whether reservations are promises kept from pass to pass
 with compression (Mu'alem and Feitelson, conservative backfilling). For those, the event
 loop, the waiting list, the site's ordering (FCFS, fairshare, queue priority then
-fairshare; paper 004, 2.1), the queue limits, the fairshare ledger, the placement and the
-pass itself all run here, in compiled code, without entering Python per event: what the
-Python engine (:mod:`.engine`) does through the :class:`~.context.Context` and a policy's
-``schedule``, step for step, with the same kernels (:mod:`.planning`, :mod:`.cluster`,
-:mod:`.fairshare`), so both give the same schedule to the last bit (a test runs both).
+fairshare; paper 004, 2.1; Slurm's multifactor priority; the PBS order, whose run is a
+kernel of its own: :func:`run_batch_pbs`), the queue limits, the fairshare ledger, the
+placement and the pass itself all run here, in compiled code, without entering Python
+per event: what the Python engine (:mod:`.engine`) does through the
+:class:`~.context.Context` and a policy's ``schedule``, step for step, with the same
+kernels (:mod:`.planning`, :mod:`.cluster`, :mod:`.fairshare`), so both give the same
+schedule to the last bit (a test runs both).
 
 A pass costs what it can place, not the queue's length: the waiting list is kept in
 submit order as jobs arrive and start, the smallest request among the waiting jobs is
