@@ -197,8 +197,7 @@ class Scan(RecordsReservations):
     them; sched_config(5), PBS Professional Administrator's Guide, "Starving jobs" and
     "Using backfilling"). A job's starving is seen at the first pass after it begins
     (as at PBS's next scheduling cycle); reservations are made afresh at every pass, so a
-    pass at that very moment would change nothing. Such a run goes pass by pass (no
-    ``batch_rules``)."""
+    pass at that very moment would change nothing."""
 
     name: str = field(default="scan", init=False)
     anti_starvation: str = AntiStarvation.OPTIMIZED.value
@@ -220,12 +219,16 @@ class Scan(RecordsReservations):
             raise ValueError(f"reserved_jobs must be 0 or more, got {self.reserved_jobs}")
 
     @property
-    def batch_rules(self) -> BatchRules | None:
-        """The same pass, for a run in one compiled call (none with ``starving_only``)."""
-        if self.starving_only:
-            return None
+    def batch_rules(self) -> BatchRules:
+        """The same pass, for a run in one compiled call."""
         greedy = self.anti_starvation == AntiStarvation.GREEDY.value
-        return BatchRules(self.reserved_jobs, True, greedy, self.reserve_when_limited)
+        return BatchRules(
+            self.reserved_jobs,
+            True,
+            greedy,
+            self.reserve_when_limited,
+            starving_only=self.starving_only,
+        )
 
     def schedule(self, ctx: Context) -> None:
         greedy = self.anti_starvation == AntiStarvation.GREEDY.value

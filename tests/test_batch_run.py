@@ -36,15 +36,16 @@ POLICIES: list[tuple[str, dict[str, Any]]] = [
     ("scan", {"anti_starvation": "greedy", "reserved_jobs": 2}),
     ("scan", {"anti_starvation": "optimized", "reserve_when_limited": False}),
     ("scan", {"reserved_jobs": 0}),
+    ("scan", {"reserved_jobs": 2, "reserve_when_limited": False, "starving_only": True}),
 ]
 
 
 @st.composite
 def sites(draw: st.DrawFn) -> Site:
     """Two or three clusters (memory per node, GPUs, a property), two queues by walltime
-    with limits and priorities, one of the four orderings (Slurm's multifactor with
-    drawn weights), fairshare of either charge and
-    decay kind."""
+    with limits and priorities, one of the five orderings (Slurm's multifactor with
+    drawn weights; the PBS order with drawn keys, starving and a fairshare tree or
+    not), fairshare of either charge and decay kind."""
     memory = draw(st.booleans())
     clusters = []
     for k in range(draw(st.integers(2, 3))):
@@ -90,8 +91,15 @@ def sites(draw: st.DrawFn) -> Site:
         fairshare["charge_gpus"] = True
     if draw(st.booleans()):
         fairshare["shares"] = {1: 2.0, 3: 0.5}
-    ordering = draw(st.sampled_from(["fcfs", "fairshare", "queue-priority", "slurm-multifactor"]))
+    ordering = draw(
+        st.sampled_from(["fcfs", "fairshare", "queue-priority", "slurm-multifactor", "pbs"])
+    )
     priority: dict[str, Any] = {}
+    if ordering == "pbs":
+        priority["pbs_order"] = draw(pbs_orders())
+        if draw(st.booleans()):
+            fairshare["groups"] = [{"name": "g1", "shares": 50}, {"name": "g2", "shares": 20}]
+            fairshare["members"] = {1: "g1", 2: "g1", 3: "g2"}
     if ordering == "slurm-multifactor":
         priority["priority"] = {
             "weight_age": draw(st.sampled_from([0, 1000, 10000])),
@@ -118,6 +126,21 @@ def sites(draw: st.DrawFn) -> Site:
         )
     except ValueError:  # a limit larger than its queue's clusters: the site refuses it
         reject()
+
+
+def pbs_orders() -> st.SearchStrategy[dict[str, Any]]:
+    """A PBS order: queues by priority or in turn or not, the fairshare tree or not, up to
+    two sort keys, starving after a drawn wait or never."""
+    keys = ["ncpus HIGH", "ncpus LOW", "walltime LOW", "mem HIGH", "fairshare_perc HIGH"]
+    return st.fixed_dictionaries(
+        {
+            "by_queue": st.booleans(),
+            "round_robin": st.booleans(),
+            "fair_share": st.booleans(),
+            "sort_keys": st.lists(st.sampled_from(keys), max_size=2),
+        },
+        optional={"max_starve": st.integers(1, 3000)},
+    )
 
 
 @st.composite

@@ -13,7 +13,7 @@ from typing import Any
 
 import numba
 import pytest
-from builders import J, make_trace
+from builders import J, make_trace, make_workload
 from hypothesis import HealthCheck, given, settings
 from test_batch_run import POLICIES, assert_same_result, scenarios
 
@@ -21,6 +21,7 @@ from queuesim.cli import main
 from queuesim.common.bundled import site_file, workload_file
 from queuesim.common.errors import WorkloadError
 from queuesim.core import kernels, planning, profile
+from queuesim.core.batch_run import run_batch_pbs
 from queuesim.core.engine import Simulation
 from queuesim.core.kernels import INTERPRET_UP_TO, Run, choose, interpreted, ready
 from queuesim.core.workload import CleaningOptions, prepare
@@ -107,6 +108,38 @@ def test_auto_interprets_only_a_small_one_call_one_pool_run_whose_kernels_are_no
     large or too intricate for the interpreter rather than interpreting it for minutes."""
     monkeypatch.setattr(kernels, "ready", lambda _kernels: is_ready)
     assert choose(mode, run, ()) == chosen
+
+
+def test_auto_asks_the_cache_about_the_run_kernel_of_the_sites_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A PBS-ordered run in one call is its own kernel (run_batch_pbs): ``auto`` asks
+    numba's cache about that one, not the run of the other orders, and interprets a
+    small first run whose kernel is not compiled yet - with the schedule the compiled
+    kernel gives."""
+    site = Site.model_validate(
+        {
+            "name": "pbs",
+            "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 4}],
+            "ordering": "pbs",
+            "pbs_order": {"max_starve": "100s", "fair_share": True, "sort_keys": ["ncpus HIGH"]},
+        }
+    )
+    jobs = [J(id=i + 1, submit=10 * i, runtime=50 + i % 7, cpus=1 + i % 4) for i in range(40)]
+    workload = make_workload(jobs, site)
+    params = {"reserved_jobs": 1, "reserve_when_limited": False, "starving_only": True}
+    compiled, compiled_policy = _run(site, workload, "scan", params, kernels="compiled")
+    asked: list[tuple[object, ...]] = []
+
+    def not_compiled(needed: Any) -> bool:
+        asked.append(tuple(needed))
+        return False
+
+    monkeypatch.setattr(kernels, "ready", not_compiled)
+    auto, auto_policy = _run(site, workload, "scan", params)
+    assert asked == [(run_batch_pbs,)]
+    assert auto.kernels == "interpreted"
+    assert_same_result(compiled, auto, compiled_policy, auto_policy, params)
 
 
 def test_ready_reads_numbas_cache_index_of_a_kernels_current_source(tmp_path: Path) -> None:

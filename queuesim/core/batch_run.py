@@ -3,14 +3,17 @@
 FCFS, EASY, conservative backfilling and the MetaCentrum scan differ only in the rules of
 their pass (:class:`BatchRules`): how many jobs reserve, whether later jobs may start
 first, whether reservations block whole nodes (paper 004, 3.1), whether a job a queue
-limit holds back may reserve, and whether reservations are promises kept from pass to pass
+limit holds back may reserve, whether only the jobs the order calls starving may (PBS
+without strict_ordering), and whether reservations are promises kept from pass to pass
 with compression (Mu'alem and Feitelson, conservative backfilling). For those, the event
 loop, the waiting list, the site's ordering (FCFS, fairshare, queue priority then
-fairshare; paper 004, 2.1), the queue limits, the fairshare ledger, the placement and the
-pass itself all run here, in compiled code, without entering Python per event: what the
-Python engine (:mod:`.engine`) does through the :class:`~.context.Context` and a policy's
-``schedule``, step for step, with the same kernels (:mod:`.planning`, :mod:`.cluster`,
-:mod:`.fairshare`), so both give the same schedule to the last bit (a test runs both).
+fairshare; paper 004, 2.1; Slurm's multifactor priority; the PBS order, whose run is a
+kernel of its own: :func:`run_batch_pbs`), the queue limits, the fairshare ledger, the
+placement and the pass itself all run here, in compiled code, without entering Python
+per event: what the Python engine (:mod:`.engine`) does through the
+:class:`~.context.Context` and a policy's ``schedule``, step for step, with the same
+kernels (:mod:`.planning`, :mod:`.cluster`, :mod:`.fairshare`), so both give the same
+schedule to the last bit (a test runs both).
 
 A pass costs what it can place, not the queue's length: the waiting list is kept in
 submit order as jobs arrive and start, the smallest request among the waiting jobs is
@@ -50,6 +53,13 @@ from queuesim.core.ordering import (
     SlurmMultifactorOrder,
     WaitingOrder,
 )
+from queuesim.core.pbs_order import (
+    PbsJobOrder,
+    PbsKeys,
+    pbs_order_of,
+    starving_count,
+    tiny_pbs_keys,
+)
 from queuesim.core.planning import (
     PassPlan,
     count_job,
@@ -81,6 +91,8 @@ ORDER_FAIRSHARE = 1  #: by fairshare usage, then submit order
 ORDER_PRIORITY = 2  #: by queue priority, then fairshare usage, then submit order
 #: by queue priority, then Slurm's multifactor priority, then submit order
 ORDER_MULTIFACTOR = 3
+#: the PBS scheduler's order (:mod:`.pbs_order`; its keys are the run's last argument)
+ORDER_PBS = 4
 
 _WAITING, _RUNNING, _DONE = 1, 2, 3
 #: every place in the order may reserve (:attr:`~.profile.PassRules.reserve_before`)
@@ -103,6 +115,9 @@ class BatchRules(NamedTuple):
     reserve_limited: bool = False
     #: whether reservations are promises kept from pass to pass, compressed when a job ends
     promises: bool = False
+    #: only the jobs the order calls starving may reserve (the PBS order's max_starve;
+    #: none under another order), as :func:`~queuesim.policies.backfill.backfill_pass`
+    starving_only: bool = False
 
 
 class RunJobs(NamedTuple):
@@ -227,7 +242,20 @@ def _sorted(order_kind: int, waiting: np.ndarray, usage: np.ndarray, priority: n
 
 
 @numba.njit(cache=True)
-def run_batch(  # type: ignore[no-untyped-def]
+def run_batch(*args):  # type: ignore[no-untyped-def]
+    """:func:`replay_events` under any order but the PBS order (whose code it leaves out,
+    so that it compiles and loads as before)."""
+    return replay_events(*args, None)  # type: ignore[call-arg]
+
+
+@numba.njit(cache=True)
+def run_batch_pbs(*args):  # type: ignore[no-untyped-def]
+    """:func:`replay_events` under the PBS order (its :class:`~.pbs_order.PbsKeys` last)."""
+    return replay_events(*args)
+
+
+@numba.njit(cache=True)
+def replay_events(  # type: ignore[no-untyped-def]
     run: RunJobs,
     jobs: JobArrays,
     job_mem: np.ndarray,
@@ -247,12 +275,14 @@ def run_batch(  # type: ignore[no-untyped-def]
     report_every: int,
     index: BackfillIndex,
     fast: bool,
+    pbs: PbsKeys | None,
 ):
     """Replay every job under ``rules``: the engine's loop (finishes, then submits, then a
     pass when something waits and something changed). Fills ``out`` and changes
     ``nodes``, ``limits`` and ``ledger`` as the jobs run. With ``fast`` (one pool, FCFS
     order, no limits, no shapes: see :mod:`.backfill_index`), once the pass's reservations
-    are given ``index`` finds the jobs that start now. Returns (status, passes, scratch,
+    are given ``index`` finds the jobs that start now. ``pbs``: the PBS order's keys
+    (``order_kind`` :data:`ORDER_PBS`), or None. Returns (status, passes, scratch,
     jobs the passes decided for one by one, scratch, usage-log length); status 0 is a normal
     end."""
     n = run.submit.shape[0]
@@ -373,7 +403,13 @@ def run_batch(  # type: ignore[no-untyped-def]
             passes += 1
             ended_since_planning |= finished
             # --- the site's order of the waiting jobs -------------------------------
-            if order_kind == ORDER_FCFS:
+            if pbs is not None:
+                live = wl[lo:hi]
+                if pbs.fair_share and live.shape[0] > 1:  # as PbsJobOrder reads its ledger
+                    log = advance(ledger, now, log, usage_now)
+                    current_usage(ledger, now, usage_now)
+                order = pbs_order_of(pbs, now, live, usage_now, ledger.share, ledger.job_account)
+            elif order_kind == ORDER_FCFS:
                 order = wl[lo:hi]
             else:
                 log = advance(ledger, now, log, usage_now)
@@ -409,6 +445,11 @@ def run_batch(  # type: ignore[no-untyped-def]
                 filtered = True
             if order.shape[0] == 0:
                 continue
+            reserve_before = _ALL
+            if rules.starving_only:
+                reserve_before = 0
+                if pbs is not None:
+                    reserve_before = starving_count(pbs, now, order)
             if not rules.backfill and total_free < jobs.cpus[order[0]]:
                 continue
             if not rules.promises and total_free < min_cpus:
@@ -495,7 +536,7 @@ def run_batch(  # type: ignore[no-untyped-def]
                 rules.greedy,
                 compress,
                 rules.reserve_limited,
-                _ALL,
+                reserve_before,
                 False,
                 np.inf,
             )
@@ -643,6 +684,9 @@ def empty_scratch(n: int) -> Scratch:
 def _ledger_of(ordering: WaitingOrder, n: int) -> tuple[LedgerState, UsageLog, int, np.ndarray]:
     """The ordering's fairshare ledger and its usage log, which order it is, and every
     job's queue priority (an empty ledger and log and zeros for FCFS)."""
+    if isinstance(ordering, PbsJobOrder):
+        ledger = ordering.ledger
+        return ledger.state, ledger.log, ORDER_PBS, np.zeros(n)
     if isinstance(ordering, FairshareOrder):
         kind = ORDER_PRIORITY if isinstance(ordering, QueuePriorityOrder) else ORDER_FAIRSHARE
         if isinstance(ordering, SlurmMultifactorOrder):
@@ -669,9 +713,16 @@ def _ledger_of(ordering: WaitingOrder, n: int) -> tuple[LedgerState, UsageLog, i
 
 
 def compiles(ordering: WaitingOrder) -> bool:
-    """Whether the compiled run knows ``ordering`` (FCFS, fairshare, queue priority then
-    fairshare); any other (the PBS order of :mod:`.pbs_order`) runs pass by pass."""
-    return isinstance(ordering, FCFSOrder | FairshareOrder)
+    """Whether the compiled run knows ``ordering`` (every built-in order: FCFS, fairshare,
+    queue priority then fairshare, Slurm's multifactor, the PBS order); any other runs
+    pass by pass."""
+    return isinstance(ordering, FCFSOrder | FairshareOrder | PbsJobOrder)
+
+
+def kernels_for(ordering: WaitingOrder) -> tuple[object, ...]:
+    """The kernels a run in one call under ``ordering`` enters from Python (see
+    :mod:`.kernels`): the PBS order's run is a kernel of its own."""
+    return (run_batch_pbs,) if isinstance(ordering, PbsJobOrder) else (run_batch,)
 
 
 def indexable(state: RunState, order_kind: int, rules: BatchRules) -> bool:
@@ -735,9 +786,10 @@ def replay(
     )
     caps = (cluster.pool_capacity_cpus, cluster.pool_capacity_mem, cluster.pool_capacity_gpus)
     fast = index and indexable(state, kind, rules)
+    pbs = ordering.keys if isinstance(ordering, PbsJobOrder) else None
     _PROGRESS[0] = progress
     try:
-        status, passes, scanned, _, log = run_batch(
+        status, passes, scanned, _, log = (run_batch if pbs is None else run_batch_pbs)(
             run,
             jobs,
             state.mem_per_cpu,
@@ -757,6 +809,7 @@ def replay(
             max(1, n // 200) if progress is not None else 0,
             make_index(state.cpus if fast else np.zeros(0, dtype=np.int64)),
             fast,
+            *(() if pbs is None else (pbs,)),
         )
     finally:
         _PROGRESS[0] = None
@@ -764,7 +817,7 @@ def replay(
         raise PolicyViolation("the compiled run could not place a job its pass planned")
     done = ~np.isnan(state.end_time)
     state.job_state[done] = JobState.DONE
-    if isinstance(ordering, FairshareOrder):
+    if isinstance(ordering, FairshareOrder | PbsJobOrder):
         ordering.ledger.log = log
     if record is not None:
         for job in np.flatnonzero(first_reservation < np.inf).tolist():
@@ -774,9 +827,11 @@ def replay(
     return int(passes), int(scanned)
 
 
-def warm_up() -> None:
-    """Compile the run (or load it from numba's cache) on a one-job input, so that a run's
-    time is not charged the compilation."""
+def warm_up(ordering: WaitingOrder | None = None) -> None:
+    """Compile the run under ``ordering``'s kind (:func:`kernels_for`; by default the
+    run of every order but the PBS order), or load it from numba's cache, on a one-job
+    input, so that a run's time is not charged the compilation."""
+    pbs = isinstance(ordering, PbsJobOrder)
     site = Site.model_validate(
         {"name": "warm-up", "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 1}]}
     )
@@ -784,7 +839,7 @@ def warm_up() -> None:
     one_f, one_i, zero_i = np.ones(1), np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     ledger, log, kind, priority = _ledger_of(FCFSOrder(), 1)
     limits = no_limits(zero_i, 1)
-    run_batch(
+    (run_batch_pbs if pbs else run_batch)(
         RunJobs(np.zeros(1), one_f.copy(), priority, np.zeros(0), np.zeros(3)),
         JobArrays(one_i, zero_i, one_f, zero_i.copy(), cluster.masks, zero_i.copy()),
         zero_i.copy(),
@@ -797,7 +852,7 @@ def warm_up() -> None:
         ledger,
         log,
         kind,
-        BatchRules(1, True, False, False, False),
+        BatchRules(1, True, False, False, False, False),
         True,
         RunOut(
             np.full(1, np.nan),
@@ -810,8 +865,10 @@ def warm_up() -> None:
         0,
         make_index(one_i),
         True,
+        *((tiny_pbs_keys(),) if pbs else ()),
     )
 
 
-#: the kernels a run in one call enters from Python (see :mod:`.kernels`)
-KERNELS = (run_batch,)
+#: the kernels a run in one call enters from Python, one per kind of run (see
+#: :mod:`.kernels` and :func:`kernels_for`)
+KERNELS = (run_batch, run_batch_pbs)

@@ -24,8 +24,7 @@ import pandas as pd
 
 from queuesim.common.errors import PolicyViolation
 from queuesim.core import kernels as kernel_modes
-from queuesim.core.batch_run import KERNELS as BATCH_KERNELS
-from queuesim.core.batch_run import BatchRules, compiles, replay
+from queuesim.core.batch_run import BatchRules, compiles, kernels_for, replay
 from queuesim.core.batch_run import warm_up as warm_up_run
 from queuesim.core.cluster import KERNELS as PLACEMENT_KERNELS
 from queuesim.core.cluster import ClusterState
@@ -65,8 +64,8 @@ class Simulation:
     ) -> None:
         """``compiled``: run a built-in batch policy (one that declares its
         ``batch_rules``) in one compiled call (:mod:`.batch_run`) unless allocations are
-        recorded or the site's ordering is one the compiled run does not know (the PBS
-        order); false: pass by pass through its ``schedule`` (the same schedule, slower).
+        recorded or the site's ordering is one the compiled run does not know; false:
+        pass by pass through its ``schedule`` (the same schedule, slower).
         ``kernels``: whether the kernels run compiled or as Python (:mod:`.kernels`; the
         same schedule either way)."""
         self.site = site
@@ -107,7 +106,7 @@ class Simulation:
 
     def run(self) -> Result:
         one_call = self.batch_rules is not None
-        needed = BATCH_KERNELS if one_call else PLANNING_KERNELS + PLACEMENT_KERNELS
+        needed = kernels_for(self.ordering) if one_call else PLANNING_KERNELS + PLACEMENT_KERNELS
         run = kernel_modes.Run(self.state.n, self.state.cluster.pools, one_call)
         mode = kernel_modes.choose(self.kernels, run, needed)
         if mode == "interpreted":
@@ -122,7 +121,7 @@ class Simulation:
             started_at = time.perf_counter()
             kernel_modes.start_compiler()
             if self.batch_rules is not None:
-                warm_up_run()
+                warm_up_run(self.ordering)
             else:
                 warm_up_placement()
                 warm_up_profile()

@@ -18,11 +18,12 @@ deeper (then to the job's other keys), so the order is a total order and determi
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from queuesim.site.model import Fairshare
 
-__all__ = ["FairshareTree"]
+__all__ = ["FairshareTree", "tree_ranks"]
 
 
 class FairshareTree:
@@ -81,23 +82,49 @@ class FairshareTree:
     def ranks(self, usage: np.ndarray) -> np.ndarray:
         """Each account's place (0: most deserving; equal places for equal keys) given its
         decayed usage ``usage`` (not divided by shares), compared top-down."""
-        n_acc = usage.shape[0]
-        group_usage = np.zeros(self.n_groups + 1)
-        path = self.path
-        inner = (path >= 0) & (path < self.n_groups)
-        rows, cols = np.nonzero(inner)
-        np.add.at(group_usage, path[rows, cols], usage[rows])
-        ratio = np.zeros(path.shape)
-        ratio[inner] = group_usage[path[inner]] / self.group_shares[path[inner]]
-        leaf = path < 0
-        account = -1 - path[leaf]
-        ratio[leaf] = usage[account] / self.account_shares[account]
-        # lexicographic over the levels, top first (np.lexsort's last key is the primary)
-        order = np.lexsort(ratio.T[::-1]) if n_acc else np.zeros(0, dtype=np.int64)
-        sorted_rows = ratio[order]
-        new = np.ones(n_acc, dtype=bool)
-        if n_acc > 1:
-            new[1:] = (sorted_rows[1:] != sorted_rows[:-1]).any(axis=1)
-        rank = np.empty(n_acc, dtype=np.int64)
-        rank[order] = np.cumsum(new) - 1
+        rank: np.ndarray = tree_ranks(
+            self.path, self.n_groups, self.group_shares, self.account_shares, usage
+        )
         return rank
+
+
+@numba.njit(cache=True)
+def tree_ranks(
+    path: np.ndarray,
+    n_groups: int,
+    group_shares: np.ndarray,
+    account_shares: np.ndarray,
+    usage: np.ndarray,
+) -> np.ndarray:
+    """:meth:`FairshareTree.ranks` of the tree whose accounts' paths are ``path`` (compiled,
+    for both run paths): at each level, top first, a node's usage per share (a group's
+    usage is its members' summed in account order); accounts ranked by those ratios
+    lexicographically, equal rows sharing a rank."""
+    n_acc, depth = path.shape
+    group_usage = np.zeros(n_groups + 1)
+    for a in range(n_acc):
+        for level in range(depth):
+            node = path[a, level]
+            if 0 <= node < n_groups:
+                group_usage[node] += usage[a]
+    ratio = np.zeros((n_acc, depth))
+    for a in range(n_acc):
+        for level in range(depth):
+            node = path[a, level]
+            if 0 <= node < n_groups:
+                ratio[a, level] = group_usage[node] / group_shares[node]
+            elif node < 0:
+                ratio[a, level] = usage[-1 - node] / account_shares[-1 - node]
+    # stable sorts from the deepest level up: lexicographic, the top level first
+    order = np.arange(n_acc)
+    for level in range(depth - 1, -1, -1):
+        order = order[np.argsort(ratio[order, level], kind="mergesort")]
+    rank = np.zeros(n_acc, dtype=np.int64)
+    place = 0
+    for k in range(1, n_acc):
+        for level in range(depth):
+            if ratio[order[k], level] != ratio[order[k - 1], level]:
+                place += 1
+                break
+        rank[order[k]] = place
+    return rank

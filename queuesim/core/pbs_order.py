@@ -18,22 +18,52 @@ significant first:
    HIGH: larger first);
 5. submit order (the job number).
 
-The order is computed in Python (numpy sorts); a site with this ordering runs pass by
-pass through the :class:`~.context.Context` (the compiled run of :mod:`.batch_run` knows
-only the FCFS, fairshare and queue-priority orders and is not used for it).
+One kernel, :func:`pbs_order_of`, orders the jobs on both run paths (the Context's
+ordering and the compiled run of :mod:`.batch_run`, which also counts the starving jobs
+that may reserve under ``starving_only``), from the order's facts gathered once per run
+(:class:`PbsKeys`).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numba
 import numpy as np
 import pandas as pd
 
 from queuesim.core.cluster import Allocation
 from queuesim.core.fairshare import FairshareLedger
-from queuesim.core.fairshare_tree import FairshareTree
+from queuesim.core.fairshare_tree import FairshareTree, tree_ranks
 from queuesim.site.model import Site
 
-__all__ = ["PbsJobOrder"]
+__all__ = ["PbsJobOrder", "PbsKeys", "pbs_order_of", "starving_count", "tiny_pbs_keys"]
+
+
+class PbsKeys(NamedTuple):
+    """What the PBS order knows of every job and of the site, for :func:`pbs_order_of`."""
+
+    submit: np.ndarray
+    #: per job: its queue (the site file's order) and that queue's priority
+    job_queue: np.ndarray
+    job_priority: np.ndarray
+    #: per job_sort_key, most significant first: every job's value, to sort ascending
+    sort_values: np.ndarray
+    #: max_starve in seconds (``inf``: no job starves)
+    max_starve: float
+    queues: int
+    by_queue: bool
+    round_robin: bool
+    fair_share: bool
+    #: the fairshare tree (:class:`~.fairshare_tree.FairshareTree`)
+    tree_path: np.ndarray
+    tree_groups: int
+    group_shares: np.ndarray
+    account_shares: np.ndarray
+
+
+#: the usage the order does not read (without fair_share)
+_UNREAD = np.zeros(0)
 
 
 class PbsJobOrder:
@@ -64,6 +94,23 @@ class PbsJobOrder:
         self.sort_values = [
             -values[k.resource] if k.high else values[k.resource] for k in rules.sort_keys
         ]
+        tree = self.tree
+        # writable copies: numba compiles read-only arrays (pandas hands some out) apart
+        self.keys = PbsKeys(
+            np.array(self.submit),
+            np.array(self.job_queue),
+            np.array(self.job_priority),
+            np.array(self.sort_values, dtype=np.float64).reshape(len(rules.sort_keys), len(jobs)),
+            np.inf if rules.max_starve is None else float(rules.max_starve),
+            len(names),
+            rules.by_queue,
+            rules.round_robin,
+            rules.fair_share,
+            np.array(tree.path),
+            tree.n_groups,
+            np.array(tree.group_shares),
+            np.array(tree.account_shares),
+        )
 
     # --- help_starving_jobs --------------------------------------------------------------
 
@@ -76,36 +123,16 @@ class PbsJobOrder:
 
     # --- the order -------------------------------------------------------------------
 
-    def _within_queue(self, now: float, waiting: np.ndarray) -> list[np.ndarray]:
-        """The keys after the queue's (least significant first, for np.lexsort)."""
-        keys: list[np.ndarray] = [waiting]
-        keys += [v[waiting] for v in reversed(self.sort_values)]
-        if self.rules.fair_share:
-            usage = self.ledger.effective_usage(now) * self.ledger.state.share
-            keys.append(self.tree.ranks(usage)[self.ledger.job_account[waiting]])
-        return keys
-
     def order(self, now: float, waiting: np.ndarray) -> np.ndarray:
         if waiting.size <= 1:
             return waiting
-        keys = self._within_queue(now, waiting)
-        rules = self.rules
-        if rules.round_robin:
-            inner = np.lexsort(keys)
-            queue = self.job_queue[waiting[inner]]
-            # the place of each job within its queue, in the inner order
-            by_queue = np.argsort(queue, kind="stable")
-            first = np.searchsorted(queue[by_queue], queue[by_queue])
-            turn = np.empty(waiting.shape[0], dtype=np.int64)
-            turn[inner[by_queue]] = np.arange(waiting.shape[0]) - first
-            keys += [self.job_queue[waiting], turn]
-        elif rules.by_queue:
-            keys.append(self.job_queue[waiting])
-        if rules.round_robin or rules.by_queue:
-            keys.append(-self.job_priority[waiting])
-        if rules.max_starve is not None:
-            keys.append((self.starving_from(waiting) > now).astype(np.int8))
-        result: np.ndarray = waiting[np.lexsort(keys)]
+        ledger = self.ledger
+        # the ledger is brought to now only when the order reads it (as the compiled run)
+        usage = ledger.effective_usage(now) if self.rules.fair_share else _UNREAD
+        state = ledger.state
+        result: np.ndarray = pbs_order_of(
+            self.keys, now, waiting, usage, state.share, state.job_account
+        )
         return result
 
     # --- fairshare usage ---------------------------------------------------------------
@@ -115,3 +142,97 @@ class PbsJobOrder:
 
     def job_finished(self, job: int, now: float) -> None:
         self.ledger.job_finished(job, now)
+
+
+@numba.njit(cache=True)
+def _by_key(perm: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """``perm`` stably sorted by ``key`` (one value per place in the waiting list)."""
+    by: np.ndarray = perm[np.argsort(key[perm], kind="mergesort")]
+    return by
+
+
+@numba.njit(cache=True)
+def pbs_order_of(
+    keys: PbsKeys,
+    now: float,
+    waiting: np.ndarray,
+    usage_now: np.ndarray,
+    share: np.ndarray,
+    job_account: np.ndarray,
+) -> np.ndarray:
+    """``waiting`` (ascending job numbers) in the PBS order of :mod:`this module
+    <.pbs_order>` at ``now``: stable sorts from the least significant key to the most,
+    starting from job-number order. ``usage_now``: every account's effective usage
+    (read only with ``fair_share``), ``share``: each account's share."""
+    m = waiting.shape[0]
+    perm = np.arange(m)
+    value = np.empty(m)
+    for s in range(keys.sort_values.shape[0] - 1, -1, -1):
+        for k in range(m):
+            value[k] = keys.sort_values[s, waiting[k]]
+        perm = _by_key(perm, value)
+    if keys.fair_share and m > 1:
+        rank = tree_ranks(
+            keys.tree_path,
+            keys.tree_groups,
+            keys.group_shares,
+            keys.account_shares,
+            usage_now * share,
+        )
+        for k in range(m):
+            value[k] = rank[job_account[waiting[k]]]
+        perm = _by_key(perm, value)
+    queue = np.empty(m)
+    for k in range(m):
+        queue[k] = keys.job_queue[waiting[k]]
+    if keys.round_robin:
+        # each job's place within its queue in the order so far: queues take turns
+        turn = np.empty(m)
+        taken = np.zeros(keys.queues, dtype=np.int64)
+        for i in range(m):
+            q = keys.job_queue[waiting[perm[i]]]
+            turn[perm[i]] = taken[q]
+            taken[q] += 1
+        perm = _by_key(_by_key(perm, queue), turn)
+    elif keys.by_queue:
+        perm = _by_key(perm, queue)
+    if keys.round_robin or keys.by_queue:
+        for k in range(m):
+            value[k] = -keys.job_priority[waiting[k]]
+        perm = _by_key(perm, value)
+    if keys.max_starve < np.inf:
+        for k in range(m):
+            value[k] = 1.0 if keys.submit[waiting[k]] + keys.max_starve > now else 0.0
+        perm = _by_key(perm, value)
+    ordered: np.ndarray = waiting[perm]
+    return ordered
+
+
+@numba.njit(cache=True)
+def starving_count(keys: PbsKeys, now: float, jobs: np.ndarray) -> int:
+    """How many of ``jobs`` starve at ``now`` (have waited ``max_starve`` or longer)."""
+    n = 0
+    for k in range(jobs.shape[0]):
+        if keys.submit[jobs[k]] + keys.max_starve <= now:
+            n += 1
+    return n
+
+
+def tiny_pbs_keys() -> PbsKeys:
+    """The keys of one job in one queue, typed as a run's (to compile the kernels)."""
+    one_i = np.zeros(1, dtype=np.int64)
+    return PbsKeys(
+        np.zeros(1),
+        one_i,
+        one_i.copy(),
+        np.zeros((1, 1)),
+        1.0,
+        1,
+        True,
+        True,
+        True,
+        np.full((1, 1), -1, dtype=np.int64),
+        0,
+        np.ones(0),
+        np.ones(1),
+    )

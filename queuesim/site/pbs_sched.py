@@ -12,7 +12,7 @@ scheduler, ordering and fairshare (sched_config(5); PBS Professional Administrat
 * the job order (``ordering: pbs`` and ``pbs_order``): starving jobs first, ``by_queue``
   and ``round_robin``, ``fair_share`` by the ``resource_group`` tree, ``job_sort_key``
   (one line per key, ties broken by the next); where that order is exactly one of
-  queuesim's compiled orders (fcfs, fairshare, queue-priority) that one is written;
+  queuesim's simpler orders (fcfs, fairshare, queue-priority) that one is written;
 * ``fairshare_decay_time`` and ``fairshare_decay_factor`` -> the stepwise decay;
   ``half_life`` -> the half-life; ``fairshare_usage_res`` cput or ncpus*walltime -> the
   CPU charge; ``fairshare_entity`` euser/egroup -> by user/group;
@@ -214,7 +214,7 @@ def _ordering(draft: DraftSite, chosen: dict[str, SchedOption], report: ImportRe
 
 
 def _compiled_equivalent(draft: DraftSite) -> str | None:
-    """The compiled ordering that orders exactly as ``pbs_order`` (nothing starving, no
+    """The simpler ordering that orders exactly as ``pbs_order`` (nothing starving, no
     sort keys, no tree; queues apart only by distinct priorities), or None."""
     order = draft.pbs_order
     if order.get("max_starve") or order.get("sort_keys") or order["round_robin"]:
