@@ -191,3 +191,28 @@ def test_run_reports_interpreted_kernels_in_its_speed_line(
     out = "".join(capsys.readouterr().out.replace("│", " ").split())
     assert code == 0
     assert "kernelsinterpreted:notcompiledyet,see--kernels" in out
+
+
+@pytest.mark.parametrize("in_cache", [True, False])
+def test_a_compilation_is_announced_only_when_the_kernels_are_not_in_the_cache(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], in_cache: bool
+) -> None:
+    """Whether a run compiles its kernels is read from numba's cache before the run, not
+    guessed from how long the kernels took to be ready (a loaded machine can take seconds
+    to load cached ones): the notice, ``on_compile`` and ``Result.compiled_now`` say it
+    exactly when the cache lacks the kernels."""
+    monkeypatch.setattr(kernels, "ready", lambda _kernels: in_cache)
+    site = load_site(site_file("kth-sp2"))
+    workload = make_workload([J(id=1, submit=0, runtime=10, cpus=1)], site)
+    calls: list[bool] = []
+    pol = make_policy("easy", {})
+    result = Simulation(
+        site, workload, pol, kernels="compiled", on_compile=lambda: calls.append(True)
+    ).run()
+    assert result.compiled_now is (not in_cache)
+    assert calls == ([] if in_cache else [True])
+    code = main(["run", "kth-sp2", "kth-sp2-sample.swf", "--kernels", "compiled"])
+    out = "".join(capsys.readouterr().out.replace("│", " ").split())
+    assert code == 0
+    assert ("compilingsimulationkernels(firstrunonly)" in out) is (not in_cache)
+    assert ("compiledonthisfirstrun" in out) is (not in_cache)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,6 @@ from queuesim.cli.options import (
     paragraph,
     subparser,
 )
-
-#: loading cached kernels takes well under this; a warm-up this long was a compilation
-COMPILED_NOW_SECONDS = 1.0
 
 HELP = "simulate one site on one workload and print the summary"
 DESCRIPTION = paragraph(
@@ -123,28 +119,19 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
     shown = RunProgress(console)
     update = shown.for_trace("simulating", workload.jobs["submit"].to_numpy())
-    # numba compiles the kernels on the first run only (then loads them from its cache):
-    # say so when the kernels are not ready within a second, i.e. are being compiled
-    notice = threading.Timer(
-        COMPILED_NOW_SECONDS,
-        lambda: console.print("compiling simulation kernels (first run only) ...", highlight=False),
-    )
-    if not args.quiet:
-        notice.start()
-
-    def progress(done: int, total: int) -> None:
-        notice.cancel()
-        update(done, total)
-
-    try:
-        with shown:
-            result = simulate(
-                site, workload, progress=None if args.quiet else progress, kernels=args.kernels
-            )
-    finally:
-        notice.cancel()
-    # loading cached kernels takes well under a second; more means they were compiled now
-    compiled_now = result.compile_seconds > COMPILED_NOW_SECONDS
+    # numba compiles the kernels on the first run only (then loads them from its cache)
+    with shown:
+        result = simulate(
+            site,
+            workload,
+            progress=None if args.quiet else update,
+            kernels=args.kernels,
+            on_compile=None
+            if args.quiet
+            else lambda: console.print(
+                "compiling simulation kernels (first run only) ...", highlight=False
+            ),
+        )
     metrics = compute_metrics(result.jobs, total_cpus=site.total_cpus, tau=args.tau)
     extras = extra_metrics(result, MetricOptions(tau=args.tau, bounds=args.stretch_bound))
     policy = result.policy
@@ -156,7 +143,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         "policy": policy,
         "speed": f"{result.jobs_per_second:,.0f} jobs/s "
         f"(simulation {result.wall_seconds:.2f} s, reading {read_seconds:.2f} s, "
-        + _kernels_fact(result.kernels, result.compile_seconds, compiled_now)
+        + _kernels_fact(result.kernels, result.compile_seconds, result.compiled_now)
         + ")",
     }
     for name, value in sorted(result.counters.items()):

@@ -61,19 +61,22 @@ class Simulation:
         record_allocations: bool = False,
         compiled: bool = True,
         kernels: KernelMode = "auto",
+        on_compile: Callable[[], None] | None = None,
     ) -> None:
         """``compiled``: run a built-in batch policy (one that declares its
         ``batch_rules``) in one compiled call (:mod:`.batch_run`) unless allocations are
         recorded or the site's ordering is one the compiled run does not know; false:
         pass by pass through its ``schedule`` (the same schedule, slower).
         ``kernels``: whether the kernels run compiled or as Python (:mod:`.kernels`; the
-        same schedule either way)."""
+        same schedule either way). ``on_compile`` is called before the run when its
+        compiled kernels are not in numba's cache yet, i.e. are about to be compiled."""
         self.site = site
         self.workload = workload
         self.policy = policy
         self.params = dict(params or {})
         self.progress = progress
         self.kernels: KernelMode = kernels
+        self.on_compile = on_compile
         cluster = ClusterState(
             site, workload.queue_names, per_node=workload.shaped, node_sets=workload.node_sets
         )
@@ -111,11 +114,15 @@ class Simulation:
         mode = kernel_modes.choose(self.kernels, run, needed)
         if mode == "interpreted":
             with kernel_modes.interpreted():
-                return self._run(mode)
-        return self._run(mode)
+                return self._run(mode, False)
+        compiling = not kernel_modes.ready(needed)
+        if compiling and self.on_compile is not None:
+            self.on_compile()
+        return self._run(mode, compiling)
 
-    def _run(self, mode: KernelMode) -> Result:
-        """The run with its kernels ``mode`` (compiled ones are warmed up first)."""
+    def _run(self, mode: KernelMode, compiling: bool) -> Result:
+        """The run with its kernels ``mode`` (compiled ones are warmed up first; compiled
+        in this process when ``compiling``)."""
         compile_seconds = 0.0
         if mode == "compiled":
             started_at = time.perf_counter()
@@ -141,7 +148,7 @@ class Simulation:
         else:
             passes = self._run_passes()
         wall = time.perf_counter() - started_at
-        return self._result(passes, wall, compile_seconds, scanned, mode)
+        return self._result(passes, wall, compile_seconds, scanned, mode, compiling)
 
     def _run_passes(self) -> int:
         """The run pass by pass, through the policy's ``schedule``; returns the passes."""
@@ -202,7 +209,13 @@ class Simulation:
         return passes
 
     def _result(
-        self, passes: int, wall: float, compile_seconds: float, scanned: int, mode: KernelMode
+        self,
+        passes: int,
+        wall: float,
+        compile_seconds: float,
+        scanned: int,
+        mode: KernelMode,
+        compiled_now: bool,
     ) -> Result:
         """The run's Result: ``wall`` seconds simulating after ``compile_seconds`` of
         kernels run ``mode``; ``scanned``: jobs the compiled passes decided for one by one."""
@@ -222,6 +235,7 @@ class Simulation:
             wall_seconds=wall,
             compile_seconds=compile_seconds,
             kernels=mode,
+            compiled_now=compiled_now,
             jobs_scanned=scanned,
             passes=passes,
             counters={**state.counters, **state.limits.counters()},

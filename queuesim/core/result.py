@@ -27,6 +27,8 @@ class Result:
     compile_seconds: float = 0.0
     #: ``compiled`` or ``interpreted``: how the kernels ran (:mod:`queuesim.core.kernels`)
     kernels: str = "compiled"
+    #: the compiled kernels were not in numba's cache: ``compile_seconds`` compiled them
+    compiled_now: bool = False
     #: jobs the passes decided for one by one, over the run (compiled runs; 0 otherwise)
     jobs_scanned: int = 0
     counters: dict[str, int] = field(default_factory=dict)

@@ -31,9 +31,12 @@ def simulate(
     cleaning: CleaningOptions | None = None,
     progress: Callable[[int, int], None] | None = None,
     kernels: KernelMode = "auto",
+    on_compile: Callable[[], None] | None = None,
 ) -> Result:
     """Replay ``workload`` on ``site``; ``policy`` and ``params`` override the site file's.
-    ``kernels``: ``auto``, ``compiled`` or ``interpreted`` (:mod:`queuesim.core.kernels`)."""
+    ``kernels``: ``auto``, ``compiled`` or ``interpreted`` (:mod:`queuesim.core.kernels`);
+    ``on_compile`` is called before the run when its kernels are about to be compiled (not
+    in numba's cache yet)."""
     if not isinstance(site, Site):
         site = load_site(site)
     site = site.with_scheduler(policy, dict(params) if params else None)
@@ -41,7 +44,13 @@ def simulate(
         workload = load_workload(workload, site, cleaning or CleaningOptions())
     scheduler = make_policy(site.scheduler.policy, site.scheduler.params)
     sim = Simulation(
-        site, workload, scheduler, params=site.scheduler.params, progress=progress, kernels=kernels
+        site,
+        workload,
+        scheduler,
+        params=site.scheduler.params,
+        progress=progress,
+        kernels=kernels,
+        on_compile=on_compile,
     )
     return sim.run()
 
