@@ -192,6 +192,33 @@ def test_command_writes_deterministic_json_and_a_png(
     assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_report_is_one_document_as_html_markdown_and_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--report writes the report model: a self-contained HTML page with the figure inline,
+    Markdown with the figure beside it, JSON with the same sections as the terminal; the
+    same run writes the same bytes."""
+    site, log = write_crafted(tmp_path)
+    args = ["fidelity", str(site), str(log), "--reject-unrunnable", "--top", "3", "--quiet"]
+    for name in ("a.html", "b.html", "r.md", "r.json"):
+        assert main([*args, "--report", str(tmp_path / name)]) == 0
+    page = (tmp_path / "a.html").read_text(encoding="utf-8")
+    assert page == (tmp_path / "b.html").read_text(encoding="utf-8")
+    assert "data:image/png;base64," in page and "http" not in page.split("<body", 1)[1]
+    markdown = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "](r-figure.png)" in markdown
+    assert (tmp_path / "r-figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    document = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    titles = [section["title"] for section in document["sections"]]
+    assert titles == [
+        "Wait per queue, logged and simulated",
+        "The 3 jobs with the largest |delta|",
+        "What the log holds that the simulation cannot know",
+    ]
+    assert main([*args[:-1], "--report", str(tmp_path / "r.pdf")]) == 2
+    assert ".html, .md or .json" in capsys.readouterr().err
+
+
 def test_command_refuses_a_figure_it_cannot_write(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -45,6 +45,12 @@ def add_parser(sub: Any) -> None:
     )
     parser.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
     parser.add_argument("--figure", metavar="FILE", help="draw the figure into FILE (.png or .svg)")
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="write the report into FILE: .html (one self-contained page, the figure inline), "
+        ".md (the figure as a PNG beside it) or .json",
+    )
     add_cleaning(
         parser,
         skip="skip malformed records (counted)",
@@ -62,7 +68,11 @@ def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
 
     from queuesim.common.atomic import atomic_write_text
     from queuesim.policies.registry import parse_params
-    from queuesim.reports.fidelity_report import fidelity_renderable, write_fidelity_figure
+    from queuesim.reports.fidelity_report import (
+        fidelity_renderable,
+        write_fidelity_figure,
+        write_fidelity_report,
+    )
     from queuesim.studies.fidelity import fidelity
 
     if args.top < 0:
@@ -73,6 +83,10 @@ def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
         check_out_file("--figure", Path(args.figure))
         if Path(args.figure).suffix.lower() not in (".png", ".svg"):
             raise QueuesimError(f"--figure {args.figure}: give a .png or .svg file name")
+    if args.report:
+        check_out_file("--report", Path(args.report))
+        if Path(args.report).suffix.lower() not in (".html", ".md", ".json"):
+            raise QueuesimError(f"--report {args.report}: give a .html, .md or .json file name")
     found = fidelity(
         args.site,
         args.log,
@@ -82,7 +96,7 @@ def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
         top=args.top,
     )
     if not args.quiet:
-        console.print(fidelity_renderable(found))
+        console.print(fidelity_renderable(found, console.width))
     if args.json:
         text = json.dumps(found.as_dict(), indent=2, allow_nan=False) + "\n"
         atomic_write_text(Path(args.json), text)
@@ -92,4 +106,8 @@ def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
         write_fidelity_figure(args.figure, found)
         if not args.quiet:
             console.print(f"wrote {args.figure}", highlight=False)
+    if args.report:
+        written = write_fidelity_report(args.report, found)
+        if not args.quiet:
+            console.print("wrote " + ", ".join(map(str, written)), highlight=False)
     return 0

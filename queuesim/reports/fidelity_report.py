@@ -1,7 +1,8 @@
-"""How ``queuesim fidelity`` shows a :class:`~queuesim.studies.fidelity.Fidelity`: the
-terminal summary (rich) and one figure (matplotlib, imported when drawing): busy CPUs and
-waiting jobs over time, logged vs simulated, and the distribution of the start
-differences. The figure never needs a display and is written atomically, byte-for-byte
+"""How ``queuesim fidelity`` shows a :class:`~queuesim.studies.fidelity.Fidelity`: one
+report on the report model (:mod:`.document`), printed in the terminal and written as a
+self-contained HTML page, Markdown or JSON, and one figure (matplotlib, imported when
+drawing): busy CPUs and waiting jobs over time, logged vs simulated, and the distribution
+of the start differences. The figure never needs a display and is written atomically, byte-for-byte
 the same for the same run (no date or software stamp)."""
 
 from __future__ import annotations
@@ -12,18 +13,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from rich.console import Group, RenderableType
-from rich.panel import Panel
-from rich.text import Text
+from rich.console import RenderableType
 
-from queuesim.common.atomic import atomic_path
-from queuesim.reports.summary import facts_grid, not_modelled_table, spaced
-from queuesim.reports.terminal import titled_table
+from queuesim.common.atomic import atomic_path, atomic_write_text
+from queuesim.reports.document import Block, Bullets, Report, Section, Strong
+from queuesim.reports.document import Figure as ReportFigure
+from queuesim.reports.document import Table as ReportTable
+from queuesim.reports.render_html import to_html
+from queuesim.reports.render_markdown import to_markdown
+from queuesim.reports.render_text import report_renderable, to_json
 
 if TYPE_CHECKING:
     from queuesim.results.fidelity import Fidelity
 
-__all__ = ["fidelity_figure", "fidelity_renderable", "write_fidelity_figure"]
+__all__ = [
+    "fidelity_figure",
+    "fidelity_renderable",
+    "fidelity_report",
+    "write_fidelity_figure",
+    "write_fidelity_report",
+]
 
 _DPI = 110
 
@@ -45,8 +54,14 @@ def _percent(share: float) -> str:
     return f"{100 * share:.1f} %"
 
 
-def fidelity_renderable(found: Fidelity) -> RenderableType:
-    """The terminal summary."""
+def fidelity_report(
+    found: Fidelity, *, figure_png: bytes | None = None, figure_file: str = "fidelity.png"
+) -> Report:
+    """The fidelity check on the report model: what was compared, then a section each for
+    the wait per queue, the jobs with the largest |delta|, what the log holds that the
+    simulation cannot know, what the site uses that is not modelled and, when its PNG is
+    given, the figure of :func:`fidelity_figure` (``figure_file`` beside a Markdown
+    report)."""
     s = found.summary
     policy = found.policy + (
         " (" + ", ".join(f"{k}={v}" for k, v in sorted(found.params.items())) + ")"
@@ -71,32 +86,57 @@ def fidelity_renderable(found: Fidelity) -> RenderableType:
         "mean wait logged / simulated": f"{_span(s['logged_mean_wait'])} / "
         f"{_span(s['simulated_mean_wait'])}",
     }
-    parts: list[RenderableType] = [facts_grid(facts), _queues(found), _top(found)]
-    parts.append(_causes(found))
+    lead: list[Block] = [Bullets([(Strong(k), ": ", v) for k, v in facts.items()])]
+    sections = [
+        Section("Wait per queue, logged and simulated", [_queues(found)]),
+        Section(f"The {len(found.top)} jobs with the largest |delta|", [_top(found)]),
+        Section("What the log holds that the simulation cannot know", [_causes(found)]),
+    ]
     if found.not_modelled:
-        parts.append(not_modelled_table(found.not_modelled))
-    title = Text(f"queuesim fidelity {found.site} / {found.policy}", style="bold")
-    return Panel(Group(*spaced(parts)), title=title, expand=False)
+        rows = [list(entry) for entry in found.not_modelled]
+        header = [f"not modelled ({len(rows)})", "value", "source"]
+        sections.append(Section("Not modelled", [ReportTable(header, rows, [False] * 3)]))
+    if figure_png is not None:
+        caption = "Utilization and queue length, logged vs simulated; share of jobs by |delta|"
+        sections.append(Section("Figure", [ReportFigure(figure_file, caption, figure_png)]))
+    title = f"queuesim fidelity {found.site} / {found.policy}"
+    return Report(title, lead, sections, dict(facts))
 
 
-def _queues(found: Fidelity) -> RenderableType:
-    table = titled_table("wait per queue: logged vs simulated")
-    table.add_column("queue")
-    for header in ("jobs", "mean logged", "mean sim", "median logged", "median sim"):
-        table.add_column(header, justify="right")
-    for row in found.queues.to_dict(orient="records"):
-        table.add_row(
+def fidelity_renderable(found: Fidelity, width: int) -> RenderableType:
+    """The terminal summary, laid out for ``width`` columns."""
+    return report_renderable(fidelity_report(found), width)
+
+
+def _queues(found: Fidelity) -> ReportTable:
+    header = ["queue", "jobs", "mean logged", "mean sim", "median logged", "median sim"]
+    rows = [
+        [
             str(row["queue"]),
             f"{row['jobs']:,}",
             _span(row["logged_mean_wait"]),
             _span(row["simulated_mean_wait"]),
             _span(row["logged_median_wait"]),
             _span(row["simulated_median_wait"]),
-        )
-    return table
+        ]
+        for row in found.queues.to_dict(orient="records")
+    ]
+    keys = [
+        [None, row["jobs"], *(row[k] for k in _QUEUE_WAITS)]
+        for row in found.queues.to_dict(orient="records")
+    ]
+    return ReportTable(header, rows, [False] + [True] * 5, keys=keys)
 
 
-def _top(found: Fidelity) -> RenderableType:
+_QUEUE_WAITS = (
+    "logged_mean_wait",
+    "simulated_mean_wait",
+    "logged_median_wait",
+    "simulated_median_wait",
+)
+
+
+def _top(found: Fidelity) -> ReportTable:
     held = bool((found.top["held_by"] != "").any())
     caption = "logged, sim: the job's wait; " + (
         "held: the queue limits that held it in the run"
@@ -105,15 +145,12 @@ def _top(found: Fidelity) -> RenderableType:
     )
     if found.reservations:
         caption += "; 1st resv: how long after submit the run first reserved a start"
-    table = titled_table(f"the {len(found.top)} jobs with the largest |delta|", caption)
-    for header in ("job", "user", "queue"):
-        table.add_column(header, no_wrap=True, max_width=12)
-    for header in ("CPUs", "logged", "sim", "delta"):
-        table.add_column(header, justify="right", no_wrap=True)
+    header = ["job", "user", "queue", "CPUs", "logged", "sim", "delta"]
     if held:
-        table.add_column("held")
+        header.append("held")
     if found.reservations:
-        table.add_column("1st resv", justify="right", no_wrap=True)
+        header.append("1st resv")
+    rows, keys = [], []
     for row in found.top.to_dict(orient="records"):
         cells = [
             str(row["log_id"]).split(".", 1)[0],  # PBS: 123.server -> 123
@@ -124,28 +161,30 @@ def _top(found: Fidelity) -> RenderableType:
             _span(row["simulated_wait"]),
             _span(row["delta"]),
         ]
+        key: list[float | None] = [None, None, None, row["cpus"]]
+        key += [row["logged_wait"], row["simulated_wait"], row["delta"]]
         if held:
             cells.append(str(row["held_by"]) or "-")
+            key.append(None)
         if found.reservations:
             cells.append(_span(row["first_reservation_wait"]))
-        table.add_row(*cells)
-    return table
+            key.append(row["first_reservation_wait"])
+        rows.append(cells)
+        keys.append(key)
+    right = [False, False, False, True, True, True, True]
+    right += [False] * held + [True] * bool(found.reservations)
+    return ReportTable(header, rows, right, keys=keys, caption=(caption,))
 
 
-def _causes(found: Fidelity) -> RenderableType:
-    table = titled_table(
-        "what the log holds that the simulation cannot know",
-        "a large count explains differences the site model cannot remove",
-    )
-    table.add_column("cause")
-    table.add_column("count", justify="right")
-    table.add_column("meaning", overflow="fold")
+def _causes(found: Fidelity) -> ReportTable:
+    rows = []
     for cause in found.causes:
         meaning = cause.meaning
         if cause.detail and "hours" in cause.detail:
             meaning += f" ({cause.detail['hours']:,.1f} h in all)"
-        table.add_row(cause.key, f"{cause.count:,}", meaning)
-    return table
+        rows.append([cause.key, f"{cause.count:,}", meaning])
+    caption = ("a large count explains differences the site model cannot remove",)
+    return ReportTable(["cause", "count", "meaning"], rows, [False, True, False], caption=caption)
 
 
 def fidelity_figure(found: Fidelity) -> Any:
@@ -180,21 +219,48 @@ def fidelity_figure(found: Fidelity) -> Any:
     return fig
 
 
-def write_fidelity_figure(path: str | Path, found: Fidelity) -> Path:
-    """Write the figure to ``path`` (``.png`` or ``.svg``) atomically."""
+def figure_bytes(found: Fidelity, fmt: str) -> bytes:
+    """The figure as ``png`` or ``svg`` bytes, the same for the same inputs."""
     import matplotlib
 
-    path = Path(path)
-    fmt = path.suffix.lstrip(".").lower()
     metadata: dict[str, dict[str, Any]] = {
         "png": {"Software": None},
         "svg": {"Date": None, "Creator": None},
     }
-    if fmt not in metadata:
-        raise ValueError(f"{path}: the figure is written as .png or .svg")
     with matplotlib.rc_context({"svg.hashsalt": "queuesim", "font.size": 9}):
         buffer = io.BytesIO()
         fidelity_figure(found).savefig(buffer, format=fmt, metadata=metadata[fmt], dpi=_DPI)
+    return buffer.getvalue()
+
+
+def write_fidelity_figure(path: str | Path, found: Fidelity) -> Path:
+    """Write the figure to ``path`` (``.png`` or ``.svg``) atomically."""
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower()
+    if fmt not in ("png", "svg"):
+        raise ValueError(f"{path}: the figure is written as .png or .svg")
+    data = figure_bytes(found, fmt)
     with atomic_path(path) as tmp:
-        tmp.write_bytes(buffer.getvalue())
+        tmp.write_bytes(data)
     return path
+
+
+def write_fidelity_report(out: str | Path, found: Fidelity) -> list[Path]:
+    """Write the report to ``out``, its format chosen by the suffix: ``.html`` (the figure
+    inline), ``.md`` (the figure written beside it as ``<name>-figure.png``) or ``.json``
+    (no figure). Returns the files written."""
+    out = Path(out)
+    fmt = out.suffix.lower()
+    if fmt == ".json":
+        atomic_write_text(out, to_json(fidelity_report(found)))
+        return [out]
+    figure = out.with_name(f"{out.stem}-figure.png")
+    png = figure_bytes(found, "png")
+    report = fidelity_report(found, figure_png=png, figure_file=figure.name)
+    if fmt == ".html":
+        atomic_write_text(out, to_html(report))
+        return [out]
+    with atomic_path(figure) as tmp:
+        tmp.write_bytes(png)
+    atomic_write_text(out, to_markdown(report))
+    return [out, figure]
