@@ -78,13 +78,13 @@ def add_cleaning(parser: argparse.ArgumentParser, skip: str, drop: str, reject: 
 
 def add_format(parser: argparse.ArgumentParser) -> None:
     """--format: the workload's format by name, instead of the one its content shows."""
-    from queuesim.traces.registry import FORMATS
+    from queuesim.traces.format_names import FORMAT_NAMES
 
     parser.add_argument(
         "--format",
-        choices=list(FORMATS),
+        choices=list(FORMAT_NAMES),
         help="read the workload in this format instead of telling it from its content: "
-        + "; ".join(f"{f.name}: {f.description}" for f in FORMATS.values()),
+        + "; ".join(f"{name}: {what}" for name, what in FORMAT_NAMES.items()),
     )
 
 

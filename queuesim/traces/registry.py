@@ -33,6 +33,7 @@ from queuesim.common import bundled
 from queuesim.common.errors import WorkloadError
 from queuesim.common.files import GZIP_MAGIC, MAX_LINE_BYTES, UTF8_BOM, line_too_long, read_bytes
 from queuesim.traces.alea_swf import ALEA_FIELDS, read_alea_swf
+from queuesim.traces.format_names import FORMAT_NAMES
 from queuesim.traces.pbs import looks_like_pbs, read_pbs
 from queuesim.traces.slurm import (
     looks_like_jobcomp,
@@ -62,17 +63,18 @@ class TraceFormat:
     fields: int = 0
 
 
+_READERS: dict[str, tuple[Callable[..., SwfTrace], Callable[[list[bytes]], bool] | None, int]] = {
+    "pbs": (read_pbs, looks_like_pbs, 0),
+    "slurm-jobcomp": (read_slurm_jobcomp, looks_like_jobcomp, 0),
+    "sacct": (read_sacct, looks_like_sacct, 0),
+    "alea-swf": (read_alea_swf, None, ALEA_FIELDS),
+    "swf": (read_swf, None, len(SWF_FIELDS)),
+}
+#: every format, in the order sniffing tries them (named and described in
+#: :mod:`.format_names`, which the command line reads without importing the readers)
 FORMATS: dict[str, TraceFormat] = {
-    f.name: f
-    for f in (
-        TraceFormat("pbs", "PBS Pro / OpenPBS / Torque accounting log", read_pbs, looks_like_pbs),
-        TraceFormat(
-            "slurm-jobcomp", "Slurm jobcomp/filetxt log", read_slurm_jobcomp, looks_like_jobcomp
-        ),
-        TraceFormat("sacct", "Slurm sacct --parsable2 output", read_sacct, looks_like_sacct),
-        TraceFormat("alea-swf", "Alea extended SWF", read_alea_swf, fields=ALEA_FIELDS),
-        TraceFormat("swf", "Standard Workload Format", read_swf, fields=len(SWF_FIELDS)),
-    )
+    name: TraceFormat(name, description, *_READERS[name])
+    for name, description in FORMAT_NAMES.items()
 }
 _BY_FIELDS = {f.fields: f for f in FORMATS.values() if f.fields}
 
