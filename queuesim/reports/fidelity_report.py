@@ -22,6 +22,7 @@ from queuesim.reports.document import Table as ReportTable
 from queuesim.reports.render_html import to_html
 from queuesim.reports.render_markdown import to_markdown
 from queuesim.reports.render_text import report_renderable, to_json
+from queuesim.reports.summary import not_modelled_section
 
 if TYPE_CHECKING:
     from queuesim.results.fidelity import Fidelity
@@ -93,9 +94,7 @@ def fidelity_report(
         Section("What the log holds that the simulation cannot know", [_causes(found)]),
     ]
     if found.not_modelled:
-        rows = [list(entry) for entry in found.not_modelled]
-        header = [f"not modelled ({len(rows)})", "value", "source"]
-        sections.append(Section("Not modelled", [ReportTable(header, rows, [False] * 3)]))
+        sections.append(not_modelled_section(found.not_modelled))
     if figure_png is not None:
         caption = "Utilization and queue length, logged vs simulated; share of jobs by |delta|"
         sections.append(Section("Figure", [ReportFigure(figure_file, caption, figure_png)]))

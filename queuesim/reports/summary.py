@@ -20,11 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
-from rich import box
 from rich.console import Console, RenderableType
 from rich.padding import Padding
 from rich.table import Table
-from rich.text import Text
 
 from queuesim.reports.document import Block, Bullets, Para, Report, Section, Strong
 from queuesim.reports.document import Table as ReportTable
@@ -33,7 +31,7 @@ from queuesim.results.metrics import Metrics
 from queuesim.results.registry import Unit, definition
 from queuesim.site.units import format_duration
 
-__all__ = ["metric_facts", "not_modelled_table", "print_summary", "summary_renderable"]
+__all__ = ["metric_facts", "not_modelled_section", "print_summary", "summary_renderable"]
 
 #: Shown instead of the cleaning table when the workload needed no cleaning.
 NO_CLEANING = "no jobs dropped or repaired"
@@ -113,9 +111,7 @@ def summary_report(
         sections.append(Section(heading, [_figures_table("user", worst, _USER_COLUMNS)]))
     sections.append(Section("Data cleaning", [_cleaning_part(cleaning, cleaning_detail or {})]))
     if not_modelled:
-        rows = [list(entry) for entry in not_modelled]
-        table = ReportTable([f"not modelled ({len(rows)})", "value", "source"], rows, [False] * 3)
-        sections.append(Section("Not modelled", [table]))
+        sections.append(not_modelled_section(not_modelled))
     return Report(title, lead, sections, dict(facts))
 
 
@@ -166,15 +162,11 @@ def _metrics_table(m: Metrics) -> ReportTable:
     return ReportTable(["metric", "value", "seconds"], rows, [False, True, True])
 
 
-def not_modelled_table(entries: Sequence[tuple[str, str, str]]) -> Table:
+def not_modelled_section(entries: Sequence[tuple[str, str, str]]) -> Section:
     """The site's settings not modelled: one row each, with its value and source."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    table.add_column(f"not modelled ({len(entries)})", overflow="fold")
-    table.add_column("value", overflow="fold")
-    table.add_column("source", overflow="fold", style="dim")
-    for setting, value, source in entries:  # as text: a value may hold '[...]'
-        table.add_row(Text(setting), Text(value), Text(source))
-    return table
+    rows = [list(entry) for entry in entries]
+    table = ReportTable([f"not modelled ({len(rows)})", "value", "source"], rows, [False] * 3)
+    return Section("Not modelled", [table])
 
 
 def _cleaning_part(
