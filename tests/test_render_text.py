@@ -70,3 +70,22 @@ def test_a_drawing_for_a_section_without_figures_follows_its_text() -> None:
     report = Report("title", [], [Section("Heat", [Para.of("words")])])
     text = printed(report, 80, drawings={"Heat": Text("DRAWN")})
     assert text.index("words") < text.index("DRAWN")
+
+
+def test_a_prose_column_wraps_at_spaces_before_the_table_splits() -> None:
+    """A table too wide only because of a long text column stays one table: that column
+    wraps at spaces (no word broken), the numbers stay on one line."""
+    meaning = "the jobs that waited longer in the simulation than in the site's own logs"
+    table = Table(
+        ["cause", "jobs", "share", "meaning"],
+        [["limits", "1,234", "12.5 %", meaning], ["pools", "7", "0.1 %", "short"]],
+        [False, True, True, False],
+    )
+    assert len(rich_tables(table, 60)) == 1
+    text = printed(Report("t", [], [Section("s", [table])]), 60)
+    lines = text.splitlines()
+    assert max(cell_len(line) for line in lines) <= 60
+    assert not any("(continued)" in line for line in lines)
+    assert "1,234" in text and "12.5 %" in text
+    tokens = text.split()
+    assert all(word in tokens for word in meaning.split())  # wrapped between words only

@@ -2,8 +2,9 @@
 
 In the terminal, names are shown as text (rich markup is never read from them), a figure
 is named by its file unless the caller gives a drawing of its own for the section (the
-heatmap as coloured blocks), and a table wider than the console is shown as several, each
-repeating the first column, so that no number is wrapped. The JSON holds the report's
+heatmap as coloured blocks), and a table wider than the console has its text columns
+wrapped at spaces when that is enough, else is shown as several, each repeating the first
+column, so that no number is wrapped. The JSON holds the report's
 structure - sections, tables with their units and sort keys, figures by file - for other
 tools; images are not embedded.
 """
@@ -16,6 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.style import Style
 from rich.table import Table as RichTable
@@ -39,6 +41,8 @@ from queuesim.reports.document import (
 __all__ = ["print_report", "report_renderable", "rich_tables", "to_json"]
 
 _BEST = Style(bold=True, color="green")
+#: the narrowest a wrapped text column is made (in cells)
+_FOLDED_MIN = 12
 
 
 def _rich(text: Text) -> RichText:
@@ -55,14 +59,24 @@ def _rich(text: Text) -> RichText:
     return out
 
 
-def _rich_table(block: Table, columns: Sequence[int], continued: bool = False) -> RichTable:
+def _rich_table(
+    block: Table, columns: Sequence[int], continued: bool = False, fold: bool = False
+) -> RichTable:
+    """``block``'s ``columns`` as one rich table; numbers and the first column never wrap,
+    and the other text columns wrap at spaces only with ``fold``."""
     out = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     if block.caption and columns[-1] == len(block.header) - 1:
         out.caption = _rich(block.caption)
         out.caption_justify = "left"
     for j in columns:
         heading = block.heading(j) + (" (continued)" if continued and j == columns[0] else "")
-        out.add_column(heading, justify="right" if block.right[j] else "left")
+        wraps = fold and j != columns[0] and _fold_saving(block, j) > 0
+        out.add_column(
+            heading,
+            justify="right" if block.right[j] else "left",
+            no_wrap=not wraps,
+            overflow="fold",
+        )
     for i, row in enumerate(block.rows):
         out.add_row(
             *(RichText(row[j], style=_BEST if (i, j) in block.bold else "") for j in columns)
@@ -74,14 +88,27 @@ def _width(table: RichTable) -> int:
     return Console(width=100_000, color_system=None).measure(table).maximum
 
 
+def _fold_saving(block: Table, j: int) -> int:
+    """How many cells wrapping text column ``j`` at spaces can save: its widest cell down
+    to its longest word (or :data:`_FOLDED_MIN`); none for a column of numbers."""
+    if block.right[j]:
+        return 0
+    cells = [block.heading(j), *(row[j] for row in block.rows)]
+    longest_word = max(cell_len(word) for cell in cells for word in cell.split(" "))
+    return max(0, max(cell_len(cell) for cell in cells) - max(longest_word, _FOLDED_MIN))
+
+
 def rich_tables(block: Table, width: int) -> list[RichTable]:
-    """``block`` as one rich table if it fits ``width`` columns unwrapped, else as several:
-    the first column, then as many of the next ones as fit, each table after the first
-    marked (continued)."""
+    """``block`` as one rich table if it fits ``width`` columns unwrapped, or with its text
+    columns (other than the first) wrapped at spaces; else as several: the first column,
+    then as many of the next ones as fit, each table after the first marked (continued).
+    A number is never wrapped."""
     everything = list(range(len(block.header)))
     whole = _rich_table(block, everything)
     if len(everything) <= 2 or _width(whole) <= width:
         return [whole]
+    if _width(whole) - sum(_fold_saving(block, j) for j in everything[1:]) <= width:
+        return [_rich_table(block, everything, fold=True)]
     groups: list[list[int]] = [[]]
     for j in everything[1:]:
         trial = _rich_table(block, [0, *groups[-1], j], len(groups) > 1)
