@@ -38,6 +38,21 @@ def test_plain_console_gets_a_line_per_quarter(monkeypatch: pytest.MonkeyPatch) 
     assert lines[0].startswith("run: 25 of 100 jobs submitted, simulated 1d")
 
 
+def test_a_runs_first_report_shows_no_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose first report is already past a quarter has no clock yet: its line says
+    no jobs/s rather than 0 jobs/s; the next report gives one."""
+    monkeypatch.setattr(progress_module, "SHOW_AFTER", 0.0)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=200)
+    with RunProgress(console) as shown:
+        update = shown.for_trace("run", np.arange(100.0) * 3600)
+        update(30, 100)
+        update(60, 100)
+    first, second = out.getvalue().splitlines()
+    assert "jobs/s" not in first
+    assert second.endswith(" jobs/s") and " 0 jobs/s" not in second
+
+
 def test_study_progress_is_plain_on_a_plain_console(monkeypatch: pytest.MonkeyPatch) -> None:
     """A study's finished tasks, not on a terminal: a plain line at each quarter, naming the
     last task as written (brackets are not rich markup), none at the end; the total may

@@ -85,15 +85,16 @@ class RunProgress(_Shown):
         now = time.perf_counter()
         elapsed = now - self.started
         running = now - self.begun.setdefault(label, now)
-        rate = done / running if running > 0 else 0.0
+        # a run's first report starts its clock: no rate until a later one
+        rate = f"{done / running:,.0f}" if running > 0 else "-"
         reached = format_duration(simulated)
         if not self.console.is_terminal:
             quarter = 4 * done // max(total, 1)
             if elapsed >= SHOW_AFTER and quarter > self.quarters.get(label, 0) and done < total:
                 self.quarters[label] = quarter
+                speed = "" if running <= 0 else f", {rate} jobs/s"
                 self.console.print(
-                    f"{label}: {done:,} of {total:,} jobs submitted, simulated {reached}, "
-                    f"{rate:,.0f} jobs/s",
+                    f"{label}: {done:,} of {total:,} jobs submitted, simulated {reached}{speed}",
                     highlight=False,
                 )
             return
@@ -112,7 +113,7 @@ class RunProgress(_Shown):
             self.bar.start()
         if label not in self.tasks:
             self.tasks[label] = self.bar.add_task(label, total=total, simulated="0s", rate="-")
-        self.bar.update(self.tasks[label], completed=done, simulated=reached, rate=f"{rate:,.0f}")
+        self.bar.update(self.tasks[label], completed=done, simulated=reached, rate=rate)
 
 
 class TaskProgress(_Shown):
