@@ -209,7 +209,7 @@ def assert_same_result(
 
 
 @pytest.mark.parametrize(("policy", "params"), POLICIES, ids=lambda p: str(p))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios())
 def test_compiled_run_equals_the_pass_by_pass_run(
     policy: str, params: dict[str, Any], scenario: tuple[Site, list[J]]
@@ -341,7 +341,7 @@ def one_pool_scenarios(draw: st.DrawFn) -> tuple[Site, list[J]]:
     ],
     ids=str,
 )
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=one_pool_scenarios())
 def test_the_backfill_index_starts_what_the_job_by_job_loop_starts(
     policy: str, params: dict[str, Any], scenario: tuple[Site, list[J]]

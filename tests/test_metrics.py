@@ -42,6 +42,9 @@ from queuesim.results.metrics import Metrics, compute_metrics, per_user
 # utilization = 605 / (4 * 250) = 0.605
 # ---------------------------------------------------------------------------------------------
 
+#: examples per metric property (CI's time is bounded; each draws a whole schedule)
+PROPERTY = settings(max_examples=40)
+
 
 def three_jobs() -> pd.DataFrame:
     return pd.DataFrame(
@@ -265,6 +268,7 @@ def feasible_schedules(draw: st.DrawFn) -> tuple[pd.DataFrame, int]:
 taus = st.sampled_from([0.0, 1.0, 10.0, 60.0, 3600.0])
 
 
+@PROPERTY
 @given(feasible_schedules(), taus)
 def test_weighted_averages_lie_between_the_extremes(
     case: tuple[pd.DataFrame, int], tau: float
@@ -279,6 +283,7 @@ def test_weighted_averages_lie_between_the_extremes(
     assert m.awrt >= m.awwt
 
 
+@PROPERTY
 @given(feasible_schedules(), taus)
 def test_slowdowns_are_at_least_one(case: tuple[pd.DataFrame, int], tau: float) -> None:
     jobs, cpus = case
@@ -290,6 +295,7 @@ def test_slowdowns_are_at_least_one(case: tuple[pd.DataFrame, int], tau: float) 
     assert m.max_bounded_slowdown <= plain.max() * (1 + 1e-12)
 
 
+@PROPERTY
 @given(feasible_schedules())
 def test_utilization_is_in_unit_interval_when_capacity_is_respected(
     case: tuple[pd.DataFrame, int],
@@ -300,6 +306,7 @@ def test_utilization_is_in_unit_interval_when_capacity_is_respected(
     assert m.makespan == jobs["end"].max() - jobs["submit"].min()
 
 
+@PROPERTY
 @given(feasible_schedules())
 def test_fairness_figures_summarise_per_user_nuwt(case: tuple[pd.DataFrame, int]) -> None:
     jobs, cpus = case
@@ -315,6 +322,7 @@ def test_fairness_figures_summarise_per_user_nuwt(case: tuple[pd.DataFrame, int]
         assert m.nuwt_dev == 0.0
 
 
+@PROPERTY
 @given(feasible_schedules(), st.randoms(use_true_random=False))
 def test_metrics_do_not_depend_on_row_order(case: tuple[pd.DataFrame, int], rnd: Any) -> None:
     jobs, cpus = case
@@ -326,7 +334,7 @@ def test_metrics_do_not_depend_on_row_order(case: tuple[pd.DataFrame, int], rnd:
     assert b == pytest.approx(a)
 
 
-@settings(max_examples=50)
+@PROPERTY
 @given(feasible_schedules(), st.sampled_from([0.25, 2.0, 1024.0]), taus)
 def test_rescaling_time_rescales_times_and_keeps_ratios(
     case: tuple[pd.DataFrame, int], k: float, tau: float
@@ -347,6 +355,7 @@ def test_rescaling_time_rescales_times_and_keeps_ratios(
     assert b.nuwt_dev == pytest.approx(a.nuwt_dev, abs=1e-12)
 
 
+@PROPERTY
 @given(feasible_schedules())
 def test_generated_input_frame_is_not_modified(case: tuple[pd.DataFrame, int]) -> None:
     jobs, cpus = case

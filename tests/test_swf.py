@@ -611,7 +611,7 @@ def _any_job_frames(draw: st.DrawFn) -> pd.DataFrame:
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(jobs=_any_job_frames())
 def test_vectorised_writer_writes_what_line_by_line_formatting_writes(

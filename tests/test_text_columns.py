@@ -51,7 +51,7 @@ def _frames(draw: st.DrawFn) -> pd.DataFrame:
     return pd.DataFrame(columns, index=range(n))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(frame=_frames())
 def test_csv_bytes_are_pandas_to_csv_bytes(frame: pd.DataFrame) -> None:
     """Integers, floats (whole, fractional, NaN, infinite, -0.0, beyond 1e16) and text
