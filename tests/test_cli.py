@@ -215,7 +215,7 @@ def test_only_the_programs_own_command_line_changes_the_garbage_collector() -> N
     ``main(argv)`` from Python, as here, leaves the collector alone."""
     import gc
 
-    from queuesim.cli import PROGRAM_GC_THRESHOLDS
+    from queuesim.common.program import PROGRAM_GC_THRESHOLDS
 
     before = gc.get_threshold()
     assert main([]) == 2  # no command: the help, exit status 2

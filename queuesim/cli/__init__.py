@@ -13,7 +13,6 @@ so that building the parser (and ``queuesim --help``) stays quick.
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -41,6 +40,7 @@ from queuesim.cli import (
     validate,
 )
 from queuesim.cli.options import EXAMPLES
+from queuesim.common import program
 from queuesim.common.errors import PolicyViolation, QueuesimError, QueuesimWarning
 from queuesim.common.version import __version__
 
@@ -94,30 +94,14 @@ def _printer(errors: Console) -> Callable[..., None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command ``argv`` (by default the program's own command line: then the
     garbage collector runs less often, and the process is taken to end when this returns,
-    see :data:`PROGRAM_GC_THRESHOLDS` and :func:`_ending`)."""
+    see :mod:`queuesim.common.program`)."""
     if argv is None:
-        gc.set_threshold(*PROGRAM_GC_THRESHOLDS)
+        program.starting()
     try:
         return _main(argv)
     finally:
         if argv is None:
-            _ending()
-
-
-#: the garbage collector's thresholds in the program (Python's default: 700, 10, 10): the
-#: imports of numba, pandas and pydantic allocate a million objects, few of them garbage,
-#: and a collection every 700 of them took 0.17 s of CPU of a warm run of the README's
-#: sample (341 collections; 0.06-0.10 s at these thresholds, 4 collections)
-PROGRAM_GC_THRESHOLDS = (50_000, 20, 10)
-
-
-def _ending() -> None:
-    """The process ends next: its objects are frozen out of the garbage collector's reach
-    (``gc.freeze``), so that the interpreter's collections at exit do not walk every object
-    of numba, pandas and pydantic once more - 0.4 s of CPU after a warm run of the README's
-    sample (0.08 s frozen). Nothing is lost: every file is closed by now, and objects are
-    still freed, as at any exit, when the modules are torn down."""
-    gc.freeze()
+            program.ending()
 
 
 def _main(argv: Sequence[str] | None) -> int:
