@@ -20,6 +20,7 @@ test on generated sites for every built-in policy).
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from types import ModuleType
@@ -136,28 +137,32 @@ def loading() -> Iterator[None]:
     try:
         from numba.core.caching import Cache
         from numba.core.runtime.nrt import rtsys
-
-        numba_load = Cache.load_overload
-    except (ImportError, AttributeError):  # numba changed: set the target up as before
+    except ImportError:  # numba changed: set the target up as before
         start_compiler()
         yield
         return
+    # one block at a time, since it patches numba's class (re-entrant: a block may nest)
+    with _LOADING_LOCK, _blas_hidden():
+        numba_load = Cache.load_overload
 
-    def load_overload(self: Cache, sig: Any, target_context: Any) -> Any:
-        # numba's load_overload without its refresh of the whole target first
-        rtsys.initialize(target_context)
-        target_context.refresh = _no_refresh
-        try:
-            return numba_load(self, sig, target_context)  # type: ignore[no-untyped-call]
-        finally:
-            del target_context.refresh
+        def load_overload(self: Cache, sig: Any, target_context: Any) -> Any:
+            # numba's load_overload without its refresh of the whole target first
+            rtsys.initialize(target_context)
+            target_context.refresh = _no_refresh
+            try:
+                return numba_load(self, sig, target_context)  # type: ignore[no-untyped-call]
+            finally:
+                vars(target_context).pop("refresh", None)
 
-    with _blas_hidden():
         Cache.load_overload = load_overload  # type: ignore[method-assign]
         try:
             yield
         finally:
             Cache.load_overload = numba_load  # type: ignore[method-assign]
+
+
+#: held while a :func:`loading` block patches numba's cache (re-entrant: a block may nest)
+_LOADING_LOCK = threading.RLock()
 
 
 def _no_refresh() -> None:
