@@ -14,14 +14,17 @@ point ``name = "package.module:PolicyClass"`` makes ``name`` selectable.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from queuesim.common.errors import ConfigError
 from queuesim.core.policy import Policy
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 ENTRY_POINT_GROUP = "queuesim.policies"
 
@@ -44,10 +47,20 @@ def register(name: str) -> Callable[[type[P]], type[P]]:
     return decorate
 
 
+@functools.cache
+def _plugins() -> tuple[EntryPoint, ...]:
+    """The entry points of the ``queuesim.policies`` group, read once per process: reading
+    them scans the metadata of every installed distribution (a few hundredths of a
+    second; importing importlib.metadata too)."""
+    from importlib.metadata import entry_points
+
+    return tuple(entry_points(group=ENTRY_POINT_GROUP))
+
+
 def _load_builtin_and_plugins() -> None:
     # the built-in policies are registered already: importing this module imports the
     # package queuesim.policies first, which imports them
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in _plugins():
         if ep.name not in _REGISTRY:
             _REGISTRY[ep.name] = ep.load()
 
@@ -83,7 +96,8 @@ def register_name_scheme(scheme: NameScheme) -> None:
 
 
 def policy_class(name: str) -> type[Any]:
-    _load_builtin_and_plugins()
+    if name not in _REGISTRY:  # a built-in name needs no plugin (nor the scan for them)
+        _load_builtin_and_plugins()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -99,7 +113,8 @@ def make_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
     A name that a registered :class:`NameScheme` matches (e.g. a DFRS algorithm's paper
     name) selects that scheme's policy with the name as its parameter.
     """
-    _load_builtin_and_plugins()
+    if name not in _REGISTRY:
+        _load_builtin_and_plugins()
     scheme = None if name in _REGISTRY else next((s for s in _SCHEMES if s.matches(name)), None)
     if scheme is not None:
         if params and scheme.param in params:

@@ -15,9 +15,9 @@ pandas, numba and every policy with it.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from queuesim.common.lazy_names import lazy_names
 from queuesim.common.version import __version__
 
 if TYPE_CHECKING:
@@ -68,14 +68,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'queuesim' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # imported once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

@@ -209,6 +209,25 @@ def test_console_script_exits_2_on_bad_input_without_traceback(tmp_path: Path) -
     assert "Traceback" not in proc.stderr
 
 
+def test_only_the_programs_own_command_line_changes_the_garbage_collector() -> None:
+    """``main()`` on the program's command line (what the console script runs) collects
+    less often and freezes the objects left when it returns (the process ends next);
+    ``main(argv)`` from Python, as here, leaves the collector alone."""
+    import gc
+
+    from queuesim.common.program import PROGRAM_GC_THRESHOLDS
+
+    before = gc.get_threshold()
+    assert main([]) == 2  # no command: the help, exit status 2
+    assert gc.get_threshold() == before
+    script = (
+        "import gc, sys\nfrom queuesim.cli import main\n"
+        "code = main()\nprint(code, *gc.get_threshold(), gc.get_freeze_count() > 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.split()[-5:] == [str(v) for v in (2, *PROGRAM_GC_THRESHOLDS, True)]
+
+
 # --- bad input -------------------------------------------------------------------------------
 
 

@@ -26,6 +26,8 @@ WATCHED = (
     "scipy.special",
     "numba",
     "pandas",
+    "numpy",
+    "pyarrow",
 )
 
 
@@ -52,6 +54,13 @@ def test_importing_the_command_line_loads_no_plotting_scipy_pandas_or_numba() ->
     of --format choices.)"""
     loaded = loaded_after("import queuesim.cli.run, queuesim.cli")
     assert loaded == set()
+
+
+def test_help_loads_no_numpy_pandas_or_numba() -> None:
+    """Building every command's parser (what ``queuesim --help`` and every command do
+    first) imports none of the heavy packages: the DFRS study's option defaults come from
+    its light config module, not from the study package with pandas (0.5 s of CPU)."""
+    assert loaded_after("from queuesim.cli import build_parser; build_parser()") == set()
 
 
 def test_the_api_names_are_imported_when_first_used() -> None:

@@ -182,6 +182,48 @@ def test_starting_the_compiler_leaves_scipy_linalg_unimported_until_blas_is_need
     subprocess.run([sys.executable, "-c", script], check=True)
 
 
+_LOADING_SCRIPT = """
+import importlib.util, sys
+from queuesim.core.kernels import loading
+spec = importlib.util.spec_from_file_location("sorted_kernel", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+with loading():
+    assert list(module.smallest_two(__import__("numpy").array([3.0, 1.0, 2.0]))) == [1.0, 2.0]
+assert "scipy.linalg" not in sys.modules
+print(sum(module.smallest_two.stats.cache_hits.values()), "numba.typed.typeddict" in sys.modules)
+"""
+
+
+def test_loading_a_cached_kernel_sets_up_only_what_its_code_needs(tmp_path: Path) -> None:
+    """Within ``kernels.loading()`` a kernel not in numba's cache compiles as always (the
+    whole target set up by the compiler, scipy.linalg not imported); in the next process
+    the same kernel loads from the cache without numba's whole target (whose setup imports,
+    e.g., numba's typed dict), and what is compiled afterwards still compiles."""
+    source = tmp_path / "sorted_kernel.py"
+    source.write_text(
+        "import numba, numpy as np\n\n"
+        "@numba.njit(cache=True)\ndef smallest_two(a):\n    return np.sort(a)[:2]\n"
+    )
+    after = "import numba, numpy as np\n"
+    after += "assert numba.njit(lambda a: np.argsort(a))(np.ones(2)).size == 2\n"
+    # scripts run from files: numba cannot load np.sort's code cached by a `python -c`
+    first_script, second_script = tmp_path / "first.py", tmp_path / "second.py"
+    first_script.write_text(_LOADING_SCRIPT)
+    second_script.write_text(_LOADING_SCRIPT + after)
+    first = subprocess.run(
+        [sys.executable, str(first_script), str(source)], capture_output=True, text=True
+    )
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split()[0] == "0"  # compiled: no cache hit
+    second = subprocess.run(
+        [sys.executable, str(second_script), str(source)], capture_output=True, text=True
+    )
+    assert second.returncode == 0, second.stderr
+    hits, whole_target = second.stdout.split("\n")[0].rsplit(" ", 1)
+    assert hits == "1" and whole_target == "False"
+
+
 def test_run_reports_interpreted_kernels_in_its_speed_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -40,6 +40,7 @@ from queuesim.cli import (
     validate,
 )
 from queuesim.cli.options import EXAMPLES
+from queuesim.common import program
 from queuesim.common.errors import PolicyViolation, QueuesimError, QueuesimWarning
 from queuesim.common.version import __version__
 
@@ -91,6 +92,19 @@ def _printer(errors: Console) -> Callable[..., None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` (by default the program's own command line: then the
+    garbage collector runs less often, and the process is taken to end when this returns,
+    see :mod:`queuesim.common.program`)."""
+    if argv is None:
+        program.starting()
+    try:
+        return _main(argv)
+    finally:
+        if argv is None:
+            program.ending()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     console = Console(stderr=False)

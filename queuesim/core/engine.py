@@ -126,12 +126,12 @@ class Simulation:
         compile_seconds = 0.0
         if mode == "compiled":
             started_at = time.perf_counter()
-            kernel_modes.start_compiler()
-            if self.batch_rules is not None:
-                warm_up_run(self.ordering)
-            else:
-                warm_up_placement()
-                warm_up_profile()
+            with kernel_modes.loading():
+                if self.batch_rules is not None:
+                    warm_up_run(self.ordering)
+                else:
+                    warm_up_placement()
+                    warm_up_profile()
             compile_seconds = time.perf_counter() - started_at
         if self.progress is not None:
             self.progress(0, self.state.n)  # the kernels are ready: the run begins

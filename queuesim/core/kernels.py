@@ -20,10 +20,11 @@ test on generated sites for every built-in policy).
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from numba.core.dispatcher import Dispatcher
 
@@ -33,6 +34,7 @@ __all__ = [
     "Run",
     "choose",
     "interpreted",
+    "loading",
     "ready",
     "start_compiler",
 ]
@@ -83,8 +85,8 @@ def choose(mode: KernelMode, run: Run, kernels: Iterable[object]) -> KernelMode:
 
 
 def start_compiler() -> None:
-    """Set up numba's CPU target for this process, before the first kernel is compiled or
-    loaded from the cache, without importing ``scipy.linalg``.
+    """Set up numba's CPU target for this process, before the first kernel is compiled,
+    without importing ``scipy.linalg``.
 
     Setting up the target imports the implementation of every numpy function numba can
     compile; one of them (``numba.np.arraymath``) imports ``scipy.linalg`` only to learn
@@ -93,21 +95,78 @@ def start_compiler() -> None:
     up the target with it, 0.28-0.40 s without). So scipy's BLAS module is hidden while the
     target is set up; those two functions then run numba's own loop in jitted code of this
     process, and every other use of BLAS (``np.dot``, ``np.linalg``) still finds scipy when
-    it is compiled. Nothing is hidden when numba's target is set up already or scipy's BLAS
-    module is imported already."""
-    if "numba.np.arraymath" in sys.modules or _BLAS_MODULE in sys.modules:
-        return
+    it is compiled. Nothing is hidden when scipy's BLAS module is imported already (setting
+    up a target that is set up already costs little)."""
     from numba.core.registry import cpu_target
 
+    with _blas_hidden():
+        cpu_target.target_context.refresh()
+
+
+@contextmanager
+def _blas_hidden() -> Iterator[None]:
+    """Within the block, ``import`` of scipy's BLAS module raises ImportError (unless it is
+    imported already)."""
+    if _BLAS_MODULE in sys.modules:
+        yield
+        return
     sys.modules[_BLAS_MODULE] = None  # type: ignore[assignment]  # "import" raises ImportError
     try:
-        cpu_target.target_context.refresh()
+        yield
     finally:
         del sys.modules[_BLAS_MODULE]
 
 
 #: the module through which numba looks for BLAS (``numba.np.linalg.ensure_blas``)
 _BLAS_MODULE = "scipy.linalg.cython_blas"
+
+
+@contextmanager
+def loading() -> Iterator[None]:
+    """Within the block, a kernel loaded from numba's cache is loaded without setting up
+    numba's whole CPU target, and nothing imports ``scipy.linalg``.
+
+    numba sets up its target (:func:`start_compiler`: the typing and lowering of every
+    function it can compile, 0.25-0.3 s of CPU) before it loads a kernel from its cache,
+    although the cached machine code needs only numba's runtime (its memory allocator)
+    and the modules whose globals the kernels' code refers to, which the load imports
+    itself. So within the block numba's cache loads with the runtime set up alone; a kernel
+    that is not in the cache compiles as always, after the whole target is set up
+    (:func:`start_compiler`, which the compiler calls itself). If numba's internals are not
+    the ones expected, the block sets up the whole target first, as before."""
+    try:
+        from numba.core.caching import Cache
+        from numba.core.runtime.nrt import rtsys
+    except ImportError:  # numba changed: set the target up as before
+        start_compiler()
+        yield
+        return
+    # one block at a time, since it patches numba's class (re-entrant: a block may nest)
+    with _LOADING_LOCK, _blas_hidden():
+        numba_load = Cache.load_overload
+
+        def load_overload(self: Cache, sig: Any, target_context: Any) -> Any:
+            # numba's load_overload without its refresh of the whole target first
+            rtsys.initialize(target_context)
+            target_context.refresh = _no_refresh
+            try:
+                return numba_load(self, sig, target_context)  # type: ignore[no-untyped-call]
+            finally:
+                vars(target_context).pop("refresh", None)
+
+        Cache.load_overload = load_overload  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            Cache.load_overload = numba_load  # type: ignore[method-assign]
+
+
+#: held while a :func:`loading` block patches numba's cache (re-entrant: a block may nest)
+_LOADING_LOCK = threading.RLock()
+
+
+def _no_refresh() -> None:
+    """The target's ``refresh`` while a cached kernel loads (see :func:`loading`)."""
 
 
 @contextmanager

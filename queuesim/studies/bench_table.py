@@ -36,6 +36,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from queuesim.common import program
 from queuesim.common.atomic import atomic_write_text
 from queuesim.common.errors import QueuesimError
 from queuesim.common.version import __version__
@@ -327,7 +328,9 @@ def run_bench_table(
 
 
 def main(argv: Sequence[str]) -> None:
+    program.starting()  # the child is a program of its own, as `queuesim run` is
     _child(*argv[:3])
+    program.ending()
 
 
 if __name__ == "__main__":

@@ -32,32 +32,72 @@ per-load tables, the command that regenerates it, the scale and the study's time
 seconds of every simulation and bound computation).
 
 The package: :mod:`.config`, :mod:`.instances`, :mod:`.running`, :mod:`.tables`,
-:mod:`.files`, :mod:`.options`; its public names are importable from here.
+:mod:`.files`, :mod:`.options`; its public names are importable from here, each imported
+when first used (PEP 562): the command line builds its options from :mod:`.config` alone,
+without pandas.
 """
 
 from __future__ import annotations
 
-from queuesim.studies.dfrs.config import (
-    BATCH_ALGORITHMS,
-    DEFAULT_ALGORITHMS,
-    DEFAULT_CACHE,
-    DEFAULT_LOADS,
-    DEFAULT_OUT,
-    DEFAULT_PENALTIES,
-    DFRS_ALGORITHMS,
-    BoundFigures,
-    StudyConfig,
-    resolve_algorithms,
-)
-from queuesim.studies.dfrs.instances import (
-    HPC2N_TRACE,
-    load_text,
-    read_bound_cache,
-    write_bound_cache,
-)
-from queuesim.studies.dfrs.options import parse_loads, parse_penalties, run_and_print
-from queuesim.studies.dfrs.running import run_study
-from queuesim.studies.dfrs.tables import STUDY_COLUMNS, penalty_title
+from typing import TYPE_CHECKING
+
+from queuesim.common.lazy_names import lazy_names
+
+if TYPE_CHECKING:
+    from queuesim.studies.dfrs.config import (
+        BATCH_ALGORITHMS,
+        DEFAULT_ALGORITHMS,
+        DEFAULT_CACHE,
+        DEFAULT_LOADS,
+        DEFAULT_OUT,
+        DEFAULT_PENALTIES,
+        DFRS_ALGORITHMS,
+        HPC2N_TRACE,
+        BoundFigures,
+        StudyConfig,
+        load_text,
+        resolve_algorithms,
+    )
+    from queuesim.studies.dfrs.instances import (
+        read_bound_cache,
+        write_bound_cache,
+    )
+    from queuesim.studies.dfrs.options import (
+        parse_loads,
+        parse_penalties,
+        run_and_print,
+    )
+    from queuesim.studies.dfrs.running import (
+        run_study,
+    )
+    from queuesim.studies.dfrs.tables import (
+        STUDY_COLUMNS,
+        penalty_title,
+    )
+
+#: where each public name is defined
+_HOMES = {
+    "BATCH_ALGORITHMS": "queuesim.studies.dfrs.config",
+    "BoundFigures": "queuesim.studies.dfrs.config",
+    "DEFAULT_ALGORITHMS": "queuesim.studies.dfrs.config",
+    "DEFAULT_CACHE": "queuesim.studies.dfrs.config",
+    "DEFAULT_LOADS": "queuesim.studies.dfrs.config",
+    "DEFAULT_OUT": "queuesim.studies.dfrs.config",
+    "DEFAULT_PENALTIES": "queuesim.studies.dfrs.config",
+    "DFRS_ALGORITHMS": "queuesim.studies.dfrs.config",
+    "HPC2N_TRACE": "queuesim.studies.dfrs.config",
+    "STUDY_COLUMNS": "queuesim.studies.dfrs.tables",
+    "StudyConfig": "queuesim.studies.dfrs.config",
+    "load_text": "queuesim.studies.dfrs.config",
+    "parse_loads": "queuesim.studies.dfrs.options",
+    "parse_penalties": "queuesim.studies.dfrs.options",
+    "penalty_title": "queuesim.studies.dfrs.tables",
+    "read_bound_cache": "queuesim.studies.dfrs.instances",
+    "resolve_algorithms": "queuesim.studies.dfrs.config",
+    "run_and_print": "queuesim.studies.dfrs.options",
+    "run_study": "queuesim.studies.dfrs.running",
+    "write_bound_cache": "queuesim.studies.dfrs.instances",
+}
 
 __all__ = [
     "BATCH_ALGORITHMS",
@@ -81,3 +121,6 @@ __all__ = [
     "run_study",
     "write_bound_cache",
 ]
+
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

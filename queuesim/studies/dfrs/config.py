@@ -7,14 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from queuesim.common import bundled
 from queuesim.common.errors import ConfigError, QueuesimError
-from queuesim.reports.document import Report
 
-if TYPE_CHECKING:
-    pass
+if TYPE_CHECKING:  # pandas only in annotations: the command line's options need this module
+    import pandas as pd
+
+    from queuesim.reports.document import Report
 
 
 #: the batch baselines of both papers (they never preempt: one run serves every penalty)
@@ -39,10 +38,19 @@ DEFAULT_SEED = 1
 DEFAULT_OUT = "reports/dfrs"
 #: generated traces and the bounds' cache (``out/`` is ignored by git)
 DEFAULT_CACHE = "out/dfrs-cache"
+#: the HPC2N log whose first weeks are the study's real instances
+HPC2N_TRACE = "HPC2N-2002-2.2-cln.swf.gz"
 TAU = 10.0  #: bounded-stretch threshold (s), as in ``002``
 RTOL = 1e-3  #: relative accuracy of the bound's binary search
 #: a degradation from bound below ``1 - BOUND_SLACK`` would mean the bound is wrong
 BOUND_SLACK = 1e-6
+
+
+def load_text(load: float) -> str:
+    """A load level as the study writes it (``0.1``, ``0.9``)."""
+    return f"{load:g}"
+
+
 #: the batch policies' registered names, by the label the papers give them
 _BATCH_POLICIES = {"FCFS": "fcfs", "EASY": "easy"}
 _PNG_METADATA: dict[str, Any] = {"Software": None}

@@ -14,11 +14,13 @@ import pandas as pd
 from queuesim.common.atomic import atomic_path
 from queuesim.common.errors import QueuesimError
 from queuesim.studies.dfrs.config import (
+    HPC2N_TRACE,
     RTOL,
     TAU,
     BoundFigures,
     Instance,
     StudyConfig,
+    load_text,
 )
 
 if TYPE_CHECKING:
@@ -33,11 +35,6 @@ SYNTHETIC = "synthetic"
 HPC2N = "HPC2N"
 SYNTHETIC_SITE = "dfrs-lublin-128.yaml"
 HPC2N_SITE = "dfrs-hpc2n.yaml"
-HPC2N_TRACE = "HPC2N-2002-2.2-cln.swf.gz"
-
-
-def load_text(load: float) -> str:
-    return f"{load:g}"
 
 
 def bound_digest(jobs: pd.DataFrame, hosts: int) -> str:

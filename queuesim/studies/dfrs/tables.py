@@ -25,20 +25,20 @@ from queuesim.reports.document import (
 )
 from queuesim.studies.dfrs.config import (
     BOUND_SLACK,
+    HPC2N_TRACE,
     RTOL,
     TAU,
     Instance,
     RunFigures,
     StudyConfig,
     StudyResult,
+    load_text,
 )
 from queuesim.studies.dfrs.instances import (
     HPC2N,
     HPC2N_SITE,
-    HPC2N_TRACE,
     SYNTHETIC,
     SYNTHETIC_SITE,
-    load_text,
 )
 from queuesim.studies.provenance import regenerate_para
 
