@@ -36,7 +36,7 @@ SLURM_PARAMS = st.fixed_dictionaries(
         "bf_max_job_user": st.sampled_from([0, 1, 2]),
         "bf_window": st.sampled_from([1, 5, 1440]),
         "bf_resolution": st.sampled_from([1, 13, 60]),
-        "record_reservations": st.just(True),
+        "record_reservations": st.booleans(),
     }
 )
 

@@ -575,8 +575,9 @@ def replay_events(  # type: ignore[no-untyped-def]
                         reserve_before = starving_count(pbs, now, order)
                 if not rules.backfill and total_free < jobs.cpus[order[0]]:
                     continue
-                if not rules.promises and total_free < min_cpus and not backfill_cycle:
-                    continue  # (Slurm's backfill plans even then: its reservations)
+                # Slurm's backfill plans even then when its reservations are recorded
+                if not rules.promises and total_free < min_cpus and not (backfill_cycle and record):
+                    continue
                 # --- the pass -------------------------------------------------------------
                 m = order.shape[0]
                 run_now = run_ids[:nrun]
@@ -672,6 +673,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                     reserve_before,
                     stop_queue,
                     horizon,
+                    backfill_cycle and not record,
                 )
                 # with the index, the job-by-job loop stops once the reservations are given
                 seen = plan_into(

@@ -581,7 +581,7 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
     stopped = np.zeros(counts.user_jobs_cap.shape[0] if rules.stop_queue else 0, np.bool_)
     for k in range(waiting.shape[0]):
         may_reserve = reserved < rules.depth and k < rules.reserve_before
-        if not may_reserve and free_now < min_cpus:
+        if (not may_reserve or rules.starts_only) and free_now < min_cpus:
             return k
         if plan.booked[k]:
             continue
