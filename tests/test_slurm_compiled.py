@@ -24,6 +24,7 @@ from queuesim.core.batch_run import kernels_for, run_batch_slurm
 from queuesim.core.engine import Simulation
 from queuesim.core.workload import CleaningOptions, prepare
 from queuesim.policies.registry import make_policy
+from queuesim.site.enums import Ordering
 from queuesim.site.model import Site
 
 SLURM_PARAMS = st.fixed_dictionaries(
@@ -62,7 +63,7 @@ def assert_same_slurm_run(site: Site, workload: Any, params: dict[str, Any]) -> 
     assert slow_policy.head_reservations == fast_policy.head_reservations
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios(), params=SLURM_PARAMS)
 def test_compiled_slurm_run_equals_the_pass_by_pass_run(
     scenario: tuple[Site, list[J]], params: dict[str, Any]
@@ -103,3 +104,15 @@ def test_compiled_backfill_waits_for_the_next_bf_interval_boundary(
     assert starts == {1: 0.0, 2: 100.0, 3: start}
     assert policy.head_reservations[0] == (1, 100.0)  # J2 (job number 1) reserved at 100
     assert_same_slurm_run(FOUR_CPUS, workload, params)
+
+
+def test_slurm_under_the_pbs_order_runs_pass_by_pass() -> None:
+    """The compiled Slurm run knows FCFS, fairshare and multifactor orders; under the PBS
+    order the policy runs through its ``schedule``: J3 (1 CPU, 30 s, at 20) starts at the
+    backfill cycle of t=30, its 30 s rounded to 60 ending at 90, before J2's reservation
+    at J1's end rounded up (100 -> 120; bf_resolution 60)."""
+    pbs_site = FOUR_CPUS.model_copy(update={"ordering": Ordering.PBS})
+    jobs = [J(1, 0, 100, 2), J(2, 10, 50, 4), J(3, 20, 30, 1)]
+    sim = Simulation(pbs_site, make_workload(jobs, pbs_site), make_policy("slurm", {}))
+    assert sim.batch_rules is None
+    assert sim.run().jobs["start"].tolist() == [0.0, 100.0, 30.0]

@@ -141,7 +141,8 @@ class BatchRules(NamedTuple):
     #: none under another order), as :func:`~queuesim.policies.backfill.backfill_pass`
     starving_only: bool = False
     #: Slurm's main and backfill schedulers on their timer instead of one pass per event
-    #: (the other fields are then unused): the run is :func:`run_batch_slurm`
+    #: (their phases set the depth, the queue stop and the window; the other fields are a
+    #: plain backfilling pass's): the run is :func:`run_batch_slurm`
     slurm: SlurmRules | None = None
 
 
