@@ -106,6 +106,19 @@ def test_compiled_backfill_waits_for_the_next_bf_interval_boundary(
     assert_same_slurm_run(FOUR_CPUS, workload, params)
 
 
+@pytest.mark.parametrize("record", [True, False])
+def test_compiled_backfill_starts_a_job_needing_exactly_the_free_cpus(record: bool) -> None:
+    """J3 asks exactly the 2 CPUs J1 leaves free: the backfill cycle of t=30 reserves J2
+    at 100 and still starts J3 (30 s, ending at 60), whether reservations are recorded
+    (full scan) or not (the scan stops only once fewer CPUs are free than any job asks)."""
+    jobs = [J(1, 0, 100, 2), J(2, 10, 50, 4), J(3, 20, 30, 2)]
+    params = {"bf_resolution": 1, "record_reservations": record}
+    workload = make_workload(jobs, FOUR_CPUS)
+    sim = Simulation(FOUR_CPUS, workload, make_policy("slurm", params), kernels="interpreted")
+    assert sim.batch_rules is not None
+    assert sim.run().jobs["start"].tolist() == [0.0, 100.0, 30.0]
+
+
 def test_slurm_under_the_pbs_order_runs_pass_by_pass() -> None:
     """The compiled Slurm run knows FCFS, fairshare and multifactor orders; under the PBS
     order the policy runs through its ``schedule``: J3 (1 CPU, 30 s, at 20) starts at the
