@@ -22,9 +22,11 @@ backfill plugin's ``_attempt_backfill``:
 
 Both passes are the one backfill loop of :mod:`queuesim.core.planning`: the main
 scheduler with no reservations and the queue stop (``PassRules.stop_queue``), the backfill
-with unlimited reservations within a horizon (``PassRules.horizon``). The policy runs
-pass by pass through the Context (its backfill timer needs wake-ups, which the compiled
-run has not); the passes themselves are compiled.
+with unlimited reservations within a horizon (``PassRules.horizon``). A run under FCFS,
+fairshare or multifactor order goes in one compiled call (:mod:`queuesim.core.batch_run`
+keeps the timer: the policy's ``batch_rules`` carry its :class:`SlurmRules`);
+``schedule`` below is the same run pass by pass through the Context (under the PBS order,
+when allocations are recorded, or asked for), tested to give the same schedule.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from queuesim.core.batch_run import BatchRules, SlurmRules
 from queuesim.core.context import Context
-from queuesim.core.planning import plan_pass
+from queuesim.core.planning import first_per_user, plan_pass
 from queuesim.core.profile import JobArrays, PassRules, no_promises
 from queuesim.policies.backfill import RecordsReservations
 from queuesim.policies.registry import register
@@ -71,6 +74,21 @@ class Slurm(RecordsReservations):
         for key in ("sched_interval", "bf_max_job_test", "bf_max_job_user"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key} must be 0 or more, got {getattr(self, key)}")
+
+    @property
+    def batch_rules(self) -> BatchRules:
+        """The same passes on the same timer, for a run in one compiled call."""
+        slurm = SlurmRules(
+            self.backfill,
+            self.default_queue_depth,
+            self.sched_interval,
+            self.bf_interval,
+            self.bf_window * 60.0,
+            self.bf_resolution,
+            self.bf_max_job_test,
+            self.bf_max_job_user,
+        )
+        return BatchRules(0, True, slurm=slurm)
 
     def schedule(self, ctx: Context) -> None:
         now = ctx.now
@@ -109,7 +127,9 @@ class Slurm(RecordsReservations):
         waiting = ctx.waiting()
         order = ctx.within_limits(waiting)
         if self.bf_max_job_user:
-            order = order[_first_per_user(ctx.user[order], self.bf_max_job_user)]
+            users = ctx.limit_state().user
+            seen = np.zeros(int(users.max(initial=0)) + 1, dtype=np.int64)
+            order = first_per_user(order, users, self.bf_max_job_user, seen)
         if self.bf_max_job_test:
             order = order[: self.bf_max_job_test]
         if order.size == 0:
@@ -159,16 +179,3 @@ class Slurm(RecordsReservations):
         if when < math.inf and not (now < self._next_wake <= when):
             ctx.wake_at(when)
             self._next_wake = when
-
-
-def _first_per_user(users: np.ndarray, most: int) -> np.ndarray:
-    """Positions of ``users`` (in priority order) that are among each user's first
-    ``most`` (Slurm's bf_max_job_user)."""
-    seen: dict[int, int] = {}
-    keep = np.zeros(users.shape[0], dtype=np.bool_)
-    for k, user in enumerate(users.tolist()):
-        count = seen.get(user, 0)
-        if count < most:
-            keep[k] = True
-            seen[user] = count + 1
-    return keep

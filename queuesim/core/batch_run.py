@@ -63,6 +63,7 @@ from queuesim.core.pbs_order import (
 from queuesim.core.planning import (
     PassPlan,
     count_job,
+    first_per_user,
     new_pass_plan,
     plan_into,
     record_held,
@@ -102,6 +103,27 @@ _ALL = PassRules._field_defaults["reserve_before"]
 FAILED_PLACEMENT = 1
 
 
+class SlurmRules(NamedTuple):
+    """Slurm's two schedulers, for a run in one compiled call (the ``slurm`` policy's
+    SchedulerParameters, slurm.conf(5); see :mod:`queuesim.policies.slurm`): the main
+    scheduler at every submit and end and every ``sched_interval`` seconds, the backfill
+    scheduler every ``bf_interval`` seconds while jobs wait."""
+
+    #: sched/backfill (false: sched/builtin, the main scheduler only)
+    backfill: bool
+    #: default_queue_depth: the jobs the main scheduler tries per pass
+    queue_depth: int
+    #: seconds between periodic main passes (0: only at submits and ends)
+    sched_interval: int
+    bf_interval: int
+    #: bf_window, in seconds
+    bf_window: float
+    bf_resolution: int
+    #: jobs a backfill cycle tests in all and per user (0: no limit)
+    bf_max_job_test: int
+    bf_max_job_user: int
+
+
 class BatchRules(NamedTuple):
     """What a built-in batch policy's pass does (the policy's ``batch_rules``)."""
 
@@ -118,6 +140,10 @@ class BatchRules(NamedTuple):
     #: only the jobs the order calls starving may reserve (the PBS order's max_starve;
     #: none under another order), as :func:`~queuesim.policies.backfill.backfill_pass`
     starving_only: bool = False
+    #: Slurm's main and backfill schedulers on their timer instead of one pass per event
+    #: (their phases set the depth, the queue stop and the window; the other fields are a
+    #: plain backfilling pass's): the run is :func:`run_batch_slurm`
+    slurm: SlurmRules | None = None
 
 
 class RunJobs(NamedTuple):
@@ -142,6 +168,21 @@ class RunOut(NamedTuple):
     first_reservation: np.ndarray
     held_times: np.ndarray
     held_jobs: np.ndarray
+
+
+class Heads(NamedTuple):
+    """Slurm's run, recording: the head of the waiting jobs at each backfill cycle that
+    reserved for it and its reserved start, in cycle order (``size[0]`` of them; the
+    ``slurm`` policy's ``head_reservations``)."""
+
+    jobs: np.ndarray
+    times: np.ndarray
+    size: np.ndarray
+
+
+def no_heads() -> Heads:
+    """Room for a few heads, none recorded (the arrays grow as needed)."""
+    return Heads(np.zeros(16, dtype=np.int64), np.zeros(16), np.zeros(1, dtype=np.int64))
 
 
 class Scratch(NamedTuple):
@@ -238,19 +279,58 @@ def _sorted(order_kind: int, waiting: np.ndarray, usage: np.ndarray, priority: n
     return by_usage[np.argsort(keys, kind="mergesort")]
 
 
+@numba.njit(cache=True)
+def _add_head(heads: Heads, job: int, when: float) -> Heads:
+    """``heads`` with (``job``, ``when``) recorded (a larger copy when full)."""
+    n = heads.size[0]
+    jobs, times = _grown(heads.jobs, n + 1), _grown(heads.times, n + 1)
+    jobs[n], times[n] = job, when
+    heads.size[0] = n + 1
+    return Heads(jobs, times, heads.size)
+
+
+@numba.njit(cache=True)
+def _slurm_due(slurm: SlurmRules, phase: int, now: float, event: bool, left: int) -> bool:
+    """Whether Slurm's main scheduler (``phase`` 0: at a submit or end - ``event`` - and
+    every ``sched_interval`` seconds) or its backfill (1: every ``bf_interval`` seconds,
+    unless ``left``, the jobs the main pass left waiting, is 0) runs at ``now``."""
+    if phase == 0:
+        return event or (slurm.sched_interval > 0 and now % slurm.sched_interval == 0)
+    return slurm.backfill and now % slurm.bf_interval == 0 and left != 0
+
+
+@numba.njit(cache=True)
+def _slurm_wake(slurm: SlurmRules, now: float) -> float:
+    """The next backfill cycle or periodic main pass after ``now`` (``inf``: none)."""
+    when = np.inf
+    if slurm.backfill:
+        when = min(when, (np.floor(now / slurm.bf_interval) + 1) * slurm.bf_interval)
+    if slurm.sched_interval > 0:
+        when = min(when, (np.floor(now / slurm.sched_interval) + 1) * slurm.sched_interval)
+    return when
+
+
 # --- the run -----------------------------------------------------------------------------
 
 
 @numba.njit(cache=True)
 def run_batch(*args):  # type: ignore[no-untyped-def]
-    """:func:`replay_events` under any order but the PBS order (whose code it leaves out,
-    so that it compiles and loads as before)."""
-    return replay_events(*args, None)  # type: ignore[call-arg]
+    """:func:`replay_events` under any order but the PBS order, one pass per event (the
+    code of the PBS order and of Slurm's timer left out, so that it compiles and loads as
+    before)."""
+    return replay_events(*args, None, None)  # type: ignore[call-arg]
 
 
 @numba.njit(cache=True)
 def run_batch_pbs(*args):  # type: ignore[no-untyped-def]
     """:func:`replay_events` under the PBS order (its :class:`~.pbs_order.PbsKeys` last)."""
+    return replay_events(*args, None)  # type: ignore[call-arg]
+
+
+@numba.njit(cache=True)
+def run_batch_slurm(*args):  # type: ignore[no-untyped-def]
+    """:func:`replay_events` with Slurm's main and backfill schedulers on their timer
+    (``None`` for the PBS keys, then the :class:`SlurmRules`, last)."""
     return replay_events(*args)
 
 
@@ -271,20 +351,32 @@ def replay_events(  # type: ignore[no-untyped-def]
     rules: BatchRules,
     record: bool,
     out: RunOut,
+    heads: Heads,
     scratch: Scratch,
     report_every: int,
     index: BackfillIndex,
     fast: bool,
     pbs: PbsKeys | None,
+    slurm: SlurmRules | None,
 ):
     """Replay every job under ``rules``: the engine's loop (finishes, then submits, then a
     pass when something waits and something changed). Fills ``out`` and changes
     ``nodes``, ``limits`` and ``ledger`` as the jobs run. With ``fast`` (one pool, FCFS
     order, no limits, no shapes: see :mod:`.backfill_index`), once the pass's reservations
     are given ``index`` finds the jobs that start now. ``pbs``: the PBS order's keys
-    (``order_kind`` :data:`ORDER_PBS`), or None. Returns (status, passes, scratch,
-    jobs the passes decided for one by one, scratch, usage-log length); status 0 is a normal
-    end."""
+    (``order_kind`` :data:`ORDER_PBS`), or None.
+
+    ``slurm``: Slurm's two schedulers (else None), as the ``slurm`` policy's ``schedule``
+    runs them: the loop also wakes at the one pending timer time (the next backfill cycle
+    or periodic main pass while jobs wait), and an instant's pass is up to two phases -
+    the main scheduler (the first ``queue_depth`` jobs, no reservation, a job that cannot
+    start stops its queue) and the backfill cycle (running jobs' ends and estimates
+    rounded up to ``bf_resolution``, reservations within ``bf_window``, at most
+    ``bf_max_job_test`` jobs and ``bf_max_job_user`` per user); the heads of the waiting
+    jobs the cycles reserve for go to ``heads`` when recording.
+
+    Returns (status, passes, jobs the passes decided for one by one, scratch, usage log,
+    heads); status 0 is a normal end."""
     n = run.submit.shape[0]
     capacity_cpus, capacity_mem, capacity_gpus = caps
     pools = nodes.pool_free_cpus.shape[0]
@@ -346,6 +438,16 @@ def replay_events(  # type: ignore[no-untyped-def]
     # what a pass decides, reused: its first rows are cleared after each pass
     decided = new_pass_plan(16, pools)
     usage_now = np.zeros(ledger.usage.shape[0])
+    # Slurm's timer: the pending wake-up and the last one asked for (as the policy's)
+    phases, wake_at, next_wake = 1, np.inf, -np.inf
+    bf_estimate = jobs.estimate
+    per_user = np.zeros(0, dtype=np.int64)
+    if slurm is not None:
+        phases = 2
+        res = float(slurm.bf_resolution)
+        bf_estimate = np.ceil(jobs.estimate / res) * res
+        per_user = np.zeros(limits.user_jobs.shape[0], dtype=np.int64)
+    bf_jobs = JobArrays(jobs.cpus, jobs.queue, bf_estimate, jobs.ppn, jobs.masks, jobs.mask_of)
     passes = 0
     scanned = 0  # jobs the passes decided for one by one
     next_job = 0
@@ -354,8 +456,12 @@ def replay_events(  # type: ignore[no-untyped-def]
         t_submit = run.submit[next_job] if next_job < n else np.inf
         t_event = h_time[0] if nheap else np.inf
         now = t_submit if t_submit < t_event else t_event
+        now = min(now, wake_at)
         if now == np.inf:
             break
+        woke = wake_at == now
+        if woke:
+            wake_at = np.inf
         finished = False
         while nheap and h_time[0] == now:
             job = h_job[0]
@@ -399,280 +505,320 @@ def replay_events(  # type: ignore[no-untyped-def]
                 index_set(index, next_job, jobs.estimate[next_job])
             next_job += 1
             arrived = True
-        if nwaiting and (finished or arrived):
+        if woke or (nwaiting and (finished or arrived)):
             passes += 1
             ended_since_planning |= finished
-            # --- the site's order of the waiting jobs -------------------------------
-            if pbs is not None:
-                live = wl[lo:hi]
-                if pbs.fair_share and live.shape[0] > 1:  # as PbsJobOrder reads its ledger
+            left = -1  # Slurm: the jobs still waiting after a phase (-1: none ran)
+            for phase in range(phases):
+                backfill_cycle = phase == 1
+                if slurm is not None:
+                    if not _slurm_due(slurm, phase, now, finished or arrived, left):
+                        continue
+                    left = nwaiting
+                # --- the site's order of the waiting jobs -------------------------------
+                if pbs is not None:
+                    live = wl[lo:hi]
+                    if pbs.fair_share and live.shape[0] > 1:  # as PbsJobOrder reads its ledger
+                        log = advance(ledger, now, log, usage_now)
+                        current_usage(ledger, now, usage_now)
+                    order = pbs_order_of(
+                        pbs, now, live, usage_now, ledger.share, ledger.job_account
+                    )
+                elif order_kind == ORDER_FCFS:
+                    order = wl[lo:hi]
+                else:
                     log = advance(ledger, now, log, usage_now)
                     current_usage(ledger, now, usage_now)
-                order = pbs_order_of(pbs, now, live, usage_now, ledger.share, ledger.job_account)
-            elif order_kind == ORDER_FCFS:
-                order = wl[lo:hi]
-            else:
-                log = advance(ledger, now, log, usage_now)
-                current_usage(ledger, now, usage_now)
-                live = wl[lo:hi]
-                if order_kind == ORDER_MULTIFACTOR:
-                    order = multifactor_order(
-                        now,
-                        live,
-                        run.submit,
-                        run.static,
-                        run.priority,
-                        run.weights,
-                        ledger.job_account,
-                        ledger.share,
-                        usage_now,
+                    live = wl[lo:hi]
+                    if order_kind == ORDER_MULTIFACTOR:
+                        order = multifactor_order(
+                            now,
+                            live,
+                            run.submit,
+                            run.static,
+                            run.priority,
+                            run.weights,
+                            ledger.job_account,
+                            ledger.share,
+                            usage_now,
+                        )
+                    else:
+                        usage = np.empty(live.shape[0])
+                        for k in range(live.shape[0]):
+                            usage[k] = usage_now[ledger.job_account[live[k]]]
+                        order = _sorted(order_kind, live, usage, run.priority)
+                if slurm is not None and not backfill_cycle:
+                    order = order[: slurm.queue_depth]  # the main scheduler's depth
+                # --- jobs at a limit already are set aside (the Context's within_limits)
+                min_cpus = smallest
+                filtered = False
+                if limits_any and not rules.reserve_limited:
+                    order = set_aside_held(
+                        order, jobs, limits, nodes.pool_free_cpus, out.held_times, out.held_jobs
                     )
-                else:
-                    usage = np.empty(live.shape[0])
-                    for k in range(live.shape[0]):
-                        usage[k] = usage_now[ledger.job_account[live[k]]]
-                    order = _sorted(order_kind, live, usage, run.priority)
-            # --- jobs at a limit already are set aside (the Context's within_limits)
-            min_cpus = smallest
-            filtered = False
-            if limits_any and not rules.reserve_limited:
-                order = set_aside_held(
-                    order, jobs, limits, nodes.pool_free_cpus, out.held_times, out.held_jobs
+                    filtered = True
+                if slurm is not None:
+                    if backfill_cycle and slurm.bf_max_job_user > 0:
+                        order = first_per_user(order, limits.user, slurm.bf_max_job_user, per_user)
+                    if backfill_cycle and slurm.bf_max_job_test > 0:
+                        order = order[: slurm.bf_max_job_test]
+                    filtered = True
+                if filtered:
+                    min_cpus = top + 1
+                    for k in range(order.shape[0]):
+                        min_cpus = min(min_cpus, jobs.cpus[order[k]])
+                if order.shape[0] == 0:
+                    continue
+                reserve_before = _ALL
+                if rules.starving_only:
+                    reserve_before = 0
+                    if pbs is not None:
+                        reserve_before = starving_count(pbs, now, order)
+                if not rules.backfill and total_free < jobs.cpus[order[0]]:
+                    continue
+                # Slurm's backfill plans even then when its reservations are recorded
+                if not rules.promises and total_free < min_cpus and not (backfill_cycle and record):
+                    continue
+                # --- the pass -------------------------------------------------------------
+                m = order.shape[0]
+                run_now = run_ids[:nrun]
+                run_ends = np.empty(nrun)
+                for r in range(nrun):
+                    run_ends[r] = max(est_end[run_now[r]], now + _GRACE)
+                pass_jobs = jobs
+                depth, stop_queue, horizon = rules.depth, False, np.inf
+                if slurm is not None:
+                    depth, stop_queue = (big, False) if backfill_cycle else (0, True)
+                    if backfill_cycle:  # planned at bf_resolution
+                        pass_jobs = bf_jobs
+                        horizon = slurm.bf_window
+                        res = float(slurm.bf_resolution)
+                        for r in range(nrun):
+                            run_ends[r] = np.ceil(run_ends[r] / res) * res
+                pstate = ProfileState(
+                    now,
+                    nodes.pool_free_cpus,
+                    nodes.pool_free_mem,
+                    run_ends,
+                    run_now,
+                    alloc_start,
+                    alloc_len,
+                    scratch.alloc_pool,
+                    scratch.alloc_cpus,
+                    job_mem,
+                    job_gpn,
+                    capacity_cpus,
+                    capacity_mem,
+                    free_gpus,
+                    gpu_caps,
                 )
-                min_cpus = top + 1
-                for k in range(order.shape[0]):
-                    min_cpus = min(min_cpus, jobs.cpus[order[k]])
-                filtered = True
-            if order.shape[0] == 0:
-                continue
-            reserve_before = _ALL
-            if rules.starving_only:
-                reserve_before = 0
-                if pbs is not None:
-                    reserve_before = starving_count(pbs, now, order)
-            if not rules.backfill and total_free < jobs.cpus[order[0]]:
-                continue
-            if not rules.promises and total_free < min_cpus:
-                continue
-            # --- the pass -------------------------------------------------------------
-            m = order.shape[0]
-            run_now = run_ids[:nrun]
-            run_ends = np.empty(nrun)
-            for r in range(nrun):
-                run_ends[r] = max(est_end[run_now[r]], now + _GRACE)
-            pstate = ProfileState(
-                now,
-                nodes.pool_free_cpus,
-                nodes.pool_free_mem,
-                run_ends,
-                run_now,
-                alloc_start,
-                alloc_len,
-                scratch.alloc_pool,
-                scratch.alloc_cpus,
-                job_mem,
-                job_gpn,
-                capacity_cpus,
-                capacity_mem,
-                free_gpus,
-                gpu_caps,
-            )
-            if rules.promises:
-                known = np.zeros((m, pools), dtype=np.int64)
-                starts_before = np.empty(m)
-                for k in range(m):
-                    job = order[k]
-                    starts_before[k] = promise[job]
-                    if promised_in[job] == plannings and plannings > 0:
-                        for p in range(pools):
-                            known[k, p] = last_plans[promised_row[job], p]
-                    elif promise[job] < NEVER:
-                        kept = False  # a promise whose pools are not known is not kept
-                promises = Promises(starts_before, known)
-            else:
-                promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
-            need_steps = 2 + nrun + 4 * m
-            # a kept profile needs room for what brings it up to date and what the pass
-            # adds; when short of it (its steps grow), it is rebuilt
-            kept = (
-                kept
-                and prof.size[0] + 2 * (n_ended + nrun + m) + 4 * m + 2 <= (prof.times.shape[0])
-            )
-            if kept:
-                kept = bring_up_to_date(
+                if rules.promises:
+                    known = np.zeros((m, pools), dtype=np.int64)
+                    starts_before = np.empty(m)
+                    for k in range(m):
+                        job = order[k]
+                        starts_before[k] = promise[job]
+                        if promised_in[job] == plannings and plannings > 0:
+                            for p in range(pools):
+                                known[k, p] = last_plans[promised_row[job], p]
+                        elif promise[job] < NEVER:
+                            kept = False  # a promise whose pools are not known is not kept
+                    promises = Promises(starts_before, known)
+                else:
+                    promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
+                need_steps = 2 + nrun + 4 * m
+                # a kept profile needs room for what brings it up to date and what the pass
+                # adds; when short of it (its steps grow), it is rebuilt
+                kept = (
+                    kept
+                    and prof.size[0] + 2 * (n_ended + nrun + m) + 4 * m + 2 <= (prof.times.shape[0])
+                )
+                if kept:
+                    kept = bring_up_to_date(
+                        prof,
+                        pstate,
+                        _GRACE,
+                        ended[:n_ended],
+                        booked_end,
+                        order,
+                        promises,
+                        jobs.estimate,
+                    )
+                if not kept:
+                    room = prof.times.shape[0]
+                    if room < need_steps or (keep and room < 2 * need_steps):
+                        prof = new_profile(
+                            max(2 * need_steps, 2 * prof.times.shape[0]), pools, free_gpus.shape[0]
+                        )
+                    fill(prof, pstate)
+                    if keep:
+                        for r in range(nrun):
+                            booked_end[run_now[r]] = run_ends[r]
+                n_ended = 0
+                if decided.starts.shape[0] < m:
+                    decided = new_pass_plan(max(m, 2 * decided.starts.shape[0]), pools)
+                plan = PassPlan(
+                    decided.starts[:m],
+                    decided.plans[:m],
+                    decided.held[:m],
+                    decided.booked[:m],
+                    decided.room,
+                )
+                compress = ended_since_planning or not rules.promises
+                pass_rules = PassRules(
+                    depth,
+                    rules.backfill,
+                    rules.greedy,
+                    compress,
+                    rules.reserve_limited,
+                    reserve_before,
+                    stop_queue,
+                    horizon,
+                    backfill_cycle and not record,
+                )
+                # with the index, the job-by-job loop stops once the reservations are given
+                seen = plan_into(
                     prof,
                     pstate,
-                    _GRACE,
-                    ended[:n_ended],
-                    booked_end,
+                    pass_jobs,
+                    limits,
                     order,
+                    pass_rules,
                     promises,
-                    jobs.estimate,
+                    plan,
+                    big if fast else min_cpus,
+                    kept,
                 )
-            if not kept:
-                room = prof.times.shape[0]
-                if room < need_steps or (keep and room < 2 * need_steps):
-                    prof = new_profile(
-                        max(2 * need_steps, 2 * prof.times.shape[0]), pools, free_gpus.shape[0]
+                scanned += seen
+                if fast and seen < m:
+                    after = order[seen - 1] if seen > 0 else -1
+                    found = start_fitting(
+                        index, prof, jobs.cpus, jobs.estimate, after, fast_started
                     )
-                fill(prof, pstate)
-                if keep:
-                    for r in range(nrun):
-                        booked_end[run_now[r]] = run_ends[r]
-            n_ended = 0
-            if decided.starts.shape[0] < m:
-                decided = new_pass_plan(max(m, 2 * decided.starts.shape[0]), pools)
-            plan = PassPlan(
-                decided.starts[:m],
-                decided.plans[:m],
-                decided.held[:m],
-                decided.booked[:m],
-                decided.room,
-            )
-            compress = ended_since_planning or not rules.promises
-            pass_rules = PassRules(
-                rules.depth,
-                rules.backfill,
-                rules.greedy,
-                compress,
-                rules.reserve_limited,
-                reserve_before,
-                False,
-                np.inf,
-            )
-            # with the index, the job-by-job loop stops once the reservations are given
-            seen = plan_into(
-                prof,
-                pstate,
-                jobs,
-                limits,
-                order,
-                pass_rules,
-                promises,
-                plan,
-                big if fast else min_cpus,
-                kept,
-            )
-            scanned += seen
-            if fast and seen < m:
-                after = order[seen - 1] if seen > 0 else -1
-                found = start_fitting(index, prof, jobs.cpus, jobs.estimate, after, fast_started)
-                scanned += found
-                for f in range(found):
-                    job = fast_started[f]
-                    k = np.searchsorted(order, job)
-                    plan.starts[k] = now
-                    plan.plans[k, 0] = jobs.cpus[job]
-                    seen = max(seen, k + 1)
-            ended_since_planning = False
-            plannings += 1
-            kept = keep
-            if limits_any:
-                record_held(out.held_times, out.held_jobs, order[:seen], plan.held[:seen])
-            if rules.promises:
-                last_plans = plan.plans.copy()
-                for k in range(m):
-                    job = order[k]
-                    promise[job] = plan.starts[k]
-                    if now < plan.starts[k] < NEVER:
-                        promised_in[job] = plannings
-                        promised_row[job] = k
-            if record:
-                for k in range(seen):
-                    when = plan.starts[k]
-                    job = order[k]
-                    if now < when < NEVER and out.first_reservation[job] == np.inf:
-                        out.first_reservation[job] = when
-            # --- start the jobs planned to start now, in order ---------------------------
-            started = 0
-            deepest = 0
-            for k in range(seen):
-                if plan.starts[k] != now:
-                    continue
-                job = order[k]
-                request = Request(
-                    jobs.cpus[job],
-                    job_mem[job],
-                    jobs.ppn[job],
-                    job_gpn[job],
-                    jobs.masks[jobs.mask_of[job]],
-                    True,
-                    plan.plans[k],
-                )
-                outcome = _place(nodes, request, placement)
-                if outcome < 0:
-                    return FAILED_PLACEMENT, passes, scanned, scratch, log
-                used_nodes, used_pools = outcome // (pools + 1), outcome % (pools + 1)
-                total_free -= jobs.cpus[job]
-                # where it runs, for its release and the profile
-                alloc_pool = _grown(scratch.alloc_pool, alloc_used + used_pools)
-                alloc_cpus = _grown(scratch.alloc_cpus, alloc_used + used_pools)
-                node_list = _grown(scratch.nodes, node_used + used_nodes)
-                node_counts = _grown(scratch.counts, node_used + used_nodes)
-                scratch = Scratch(alloc_pool, alloc_cpus, node_list, node_counts)
-                alloc_start[job], alloc_len[job] = alloc_used, used_pools
-                for e in range(used_pools):
-                    alloc_pool[alloc_used + e] = placement.pools[e]
-                    alloc_cpus[alloc_used + e] = placement.pool_cpus[e]
-                alloc_used += used_pools
-                node_start[job], node_len[job] = node_used, used_nodes
-                for e in range(used_nodes):
-                    node_list[node_used + e] = placement.nodes[e]
-                    node_counts[node_used + e] = placement.counts[e]
-                node_used += used_nodes
+                    scanned += found
+                    for f in range(found):
+                        job = fast_started[f]
+                        k = np.searchsorted(order, job)
+                        plan.starts[k] = now
+                        plan.plans[k, 0] = jobs.cpus[job]
+                        seen = max(seen, k + 1)
+                ended_since_planning = False
+                plannings += 1
+                kept = keep
                 if limits_any:
-                    count_job(job, jobs, limits, 1)
-                if order_kind != ORDER_FCFS:
-                    log = advance(ledger, now, log, usage_now)
-                    rate = charge_rate(
-                        ledger,
+                    record_held(out.held_times, out.held_jobs, order[:seen], plan.held[:seen])
+                if rules.promises:
+                    last_plans = plan.plans.copy()
+                    for k in range(m):
+                        job = order[k]
+                        promise[job] = plan.starts[k]
+                        if now < plan.starts[k] < NEVER:
+                            promised_in[job] = plannings
+                            promised_row[job] = k
+                if record:
+                    for k in range(seen):
+                        when = plan.starts[k]
+                        job = order[k]
+                        if now < when < NEVER and out.first_reservation[job] == np.inf:
+                            out.first_reservation[job] = when
+                    if backfill_cycle and seen and now < plan.starts[0] < NEVER:
+                        heads = _add_head(heads, order[0], plan.starts[0])
+                # --- start the jobs planned to start now, in order ---------------------------
+                started = 0
+                deepest = 0
+                for k in range(seen):
+                    if plan.starts[k] != now:
+                        continue
+                    job = order[k]
+                    request = Request(
                         jobs.cpus[job],
-                        node_list[node_start[job] : node_used],
-                        node_counts[node_start[job] : node_used],
                         job_mem[job],
+                        jobs.ppn[job],
                         job_gpn[job],
+                        jobs.masks[jobs.mask_of[job]],
+                        True,
+                        plan.plans[k],
                     )
-                    charge_start(ledger, job, rate, now)
-                state[job] = _RUNNING
-                if keep:
-                    booked_end[job] = now + jobs.estimate[job]
-                if fast:
-                    index_set(index, job, np.inf)
-                out.start[job] = now
-                est_end[job] = now + jobs.estimate[job]
-                nwaiting -= 1
-                run_ids[nrun] = job
-                run_pos[job] = nrun
-                nrun += 1
-                seq += 1
-                nheap = _heap_push(h_time, h_seq, h_job, nheap, now + run.work[job], seq, job)
-                c = jobs.cpus[job]
-                per_size[c] -= 1
-                started += 1
-                deepest = k
-            for k in range(seen):
-                plan.starts[k] = NEVER
-                plan.held[k] = 0
-                plan.booked[k] = False
-                for p in range(pools):
-                    plan.plans[k, p] = 0
-            if started:
-                # drop the started jobs from the waiting list, keeping submit order: in
-                # FCFS order they all lie within the first deepest + 1 places
-                upto = lo + deepest + 1 if order_kind == ORDER_FCFS and not filtered else hi
-                write = upto - 1
-                for r in range(upto - 1, lo - 1, -1):
-                    if state[wl[r]] == _WAITING:
-                        wl[write] = wl[r]
-                        write -= 1
-                lo = write + 1
-                while smallest <= top and per_size[smallest] == 0:
-                    smallest += 1
+                    outcome = _place(nodes, request, placement)
+                    if outcome < 0:
+                        return FAILED_PLACEMENT, passes, scanned, scratch, log, heads
+                    used_nodes, used_pools = outcome // (pools + 1), outcome % (pools + 1)
+                    total_free -= jobs.cpus[job]
+                    # where it runs, for its release and the profile
+                    alloc_pool = _grown(scratch.alloc_pool, alloc_used + used_pools)
+                    alloc_cpus = _grown(scratch.alloc_cpus, alloc_used + used_pools)
+                    node_list = _grown(scratch.nodes, node_used + used_nodes)
+                    node_counts = _grown(scratch.counts, node_used + used_nodes)
+                    scratch = Scratch(alloc_pool, alloc_cpus, node_list, node_counts)
+                    alloc_start[job], alloc_len[job] = alloc_used, used_pools
+                    for e in range(used_pools):
+                        alloc_pool[alloc_used + e] = placement.pools[e]
+                        alloc_cpus[alloc_used + e] = placement.pool_cpus[e]
+                    alloc_used += used_pools
+                    node_start[job], node_len[job] = node_used, used_nodes
+                    for e in range(used_nodes):
+                        node_list[node_used + e] = placement.nodes[e]
+                        node_counts[node_used + e] = placement.counts[e]
+                    node_used += used_nodes
+                    if limits_any:
+                        count_job(job, jobs, limits, 1)
+                    if order_kind != ORDER_FCFS:
+                        log = advance(ledger, now, log, usage_now)
+                        rate = charge_rate(
+                            ledger,
+                            jobs.cpus[job],
+                            node_list[node_start[job] : node_used],
+                            node_counts[node_start[job] : node_used],
+                            job_mem[job],
+                            job_gpn[job],
+                        )
+                        charge_start(ledger, job, rate, now)
+                    state[job] = _RUNNING
+                    if keep:
+                        booked_end[job] = now + jobs.estimate[job]
+                    if fast:
+                        index_set(index, job, np.inf)
+                    out.start[job] = now
+                    est_end[job] = now + jobs.estimate[job]
+                    nwaiting -= 1
+                    run_ids[nrun] = job
+                    run_pos[job] = nrun
+                    nrun += 1
+                    seq += 1
+                    nheap = _heap_push(h_time, h_seq, h_job, nheap, now + run.work[job], seq, job)
+                    c = jobs.cpus[job]
+                    per_size[c] -= 1
+                    started += 1
+                    deepest = k
+                for k in range(seen):
+                    plan.starts[k] = NEVER
+                    plan.held[k] = 0
+                    plan.booked[k] = False
+                    for p in range(pools):
+                        plan.plans[k, p] = 0
+                if started:
+                    # drop the started jobs from the waiting list, keeping submit order: in
+                    # FCFS order they all lie within the first deepest + 1 places
+                    upto = lo + deepest + 1 if order_kind == ORDER_FCFS and not filtered else hi
+                    write = upto - 1
+                    for r in range(upto - 1, lo - 1, -1):
+                        if state[wl[r]] == _WAITING:
+                            wl[write] = wl[r]
+                            write -= 1
+                    lo = write + 1
+                    while smallest <= top and per_size[smallest] == 0:
+                        smallest += 1
+                left = nwaiting
+            if slurm is not None and left != 0:
+                when = _slurm_wake(slurm, now)
+                if when < np.inf and not (now < next_wake <= when):
+                    wake_at, next_wake = when, when
+
         if report_every and next_job - reported >= report_every:
             reported = next_job
             with numba.objmode():
                 _report_progress(next_job, n)
-    return 0, passes, scanned, scratch, log
+    return 0, passes, scanned, scratch, log, heads
 
 
 def empty_scratch(n: int) -> Scratch:
@@ -712,16 +858,20 @@ def _ledger_of(ordering: WaitingOrder, n: int) -> tuple[LedgerState, UsageLog, i
     return empty, empty_log(1), ORDER_FCFS, np.zeros(n)
 
 
-def compiles(ordering: WaitingOrder) -> bool:
+def compiles(ordering: WaitingOrder, rules: BatchRules | None = None) -> bool:
     """Whether the compiled run knows ``ordering`` (every built-in order: FCFS, fairshare,
-    queue priority then fairshare, Slurm's multifactor, the PBS order); any other runs
-    pass by pass."""
+    queue priority then fairshare, Slurm's multifactor, the PBS order - but Slurm's
+    timed passes under the PBS order) and ``rules``; any other runs pass by pass."""
+    if rules is not None and rules.slurm is not None:
+        return isinstance(ordering, FCFSOrder | FairshareOrder)
     return isinstance(ordering, FCFSOrder | FairshareOrder | PbsJobOrder)
 
 
-def kernels_for(ordering: WaitingOrder) -> tuple[object, ...]:
-    """The kernels a run in one call under ``ordering`` enters from Python (see
-    :mod:`.kernels`): the PBS order's run is a kernel of its own."""
+def kernels_for(ordering: WaitingOrder, rules: BatchRules | None = None) -> tuple[object, ...]:
+    """The kernels a run in one call under ``ordering`` and ``rules`` enters from Python
+    (see :mod:`.kernels`): the PBS order's run and Slurm's are kernels of their own."""
+    if rules is not None and rules.slurm is not None:
+        return (run_batch_slurm,)
     return (run_batch_pbs,) if isinstance(ordering, PbsJobOrder) else (run_batch,)
 
 
@@ -741,6 +891,7 @@ def indexable(state: RunState, order_kind: int, rules: BatchRules) -> bool:
         and rules.backfill
         and not rules.greedy
         and not rules.promises
+        and rules.slurm is None
     )
 
 
@@ -750,13 +901,16 @@ def replay(
     rules: BatchRules,
     *,
     record: dict[int, float] | None = None,
+    heads: list[tuple[int, float]] | None = None,
     progress: Callable[[int, int], None] | None = None,
     index: bool = True,
 ) -> tuple[int, int]:
     """Run every job of ``state`` (fresh, nothing submitted yet) under ``rules`` in one
     compiled call, filling its start and end times, its limit counts and the ordering's
     ledger as the Python engine would; with ``record``, the first reservation of every job
-    that got one (by job number); ``index``: use :mod:`.backfill_index` where it applies
+    that got one (by job number), and under Slurm's rules in ``heads`` the head of the
+    waiting jobs at each backfill cycle that reserved for it (with its reserved start);
+    ``index``: use :mod:`.backfill_index` where it applies
     (false: the job-by-job loop only, for tests). Returns the number of scheduling passes
     and of the jobs they decided for one by one (the cost a deep queue would multiply)."""
     n = state.n
@@ -787,9 +941,13 @@ def replay(
     caps = (cluster.pool_capacity_cpus, cluster.pool_capacity_mem, cluster.pool_capacity_gpus)
     fast = index and indexable(state, kind, rules)
     pbs = ordering.keys if isinstance(ordering, PbsJobOrder) else None
+    if rules.slurm is not None and pbs is not None:
+        raise ValueError("Slurm's timed passes do not run compiled under the PBS order")
+    slurm = () if rules.slurm is None else (None, _typed_slurm(rules.slurm))
+    kernel = run_batch_slurm if slurm else run_batch if pbs is None else run_batch_pbs
     _PROGRESS[0] = progress
     try:
-        status, passes, scanned, _, log = (run_batch if pbs is None else run_batch_pbs)(
+        status, passes, scanned, _, log, found = kernel(
             run,
             jobs,
             state.mem_per_cpu,
@@ -802,14 +960,23 @@ def replay(
             ledger,
             log,
             kind,
-            BatchRules(int(rules.depth), *(bool(v) for v in rules[1:])),
+            BatchRules(
+                int(rules.depth),
+                bool(rules.backfill),
+                bool(rules.greedy),
+                bool(rules.reserve_limited),
+                bool(rules.promises),
+                bool(rules.starving_only),
+            ),
             record is not None,
             out,
+            no_heads(),
             empty_scratch(n),
             max(1, n // 200) if progress is not None else 0,
             make_index(state.cpus if fast else np.zeros(0, dtype=np.int64)),
             fast,
             *(() if pbs is None else (pbs,)),
+            *slurm,
         )
     finally:
         _PROGRESS[0] = None
@@ -822,16 +989,36 @@ def replay(
     if record is not None:
         for job in np.flatnonzero(first_reservation < np.inf).tolist():
             record.setdefault(job, float(first_reservation[job]))
+        if heads is not None:
+            size = int(found.size[0])
+            heads.extend(zip(found.jobs[:size].tolist(), found.times[:size].tolist(), strict=True))
     if progress is not None:
         progress(n, n)
     return int(passes), int(scanned)
 
 
-def warm_up(ordering: WaitingOrder | None = None) -> None:
-    """Compile the run under ``ordering``'s kind (:func:`kernels_for`; by default the
-    run of every order but the PBS order), or load it from numba's cache, on a one-job
-    input, so that a run's time is not charged the compilation."""
+def _typed_slurm(slurm: SlurmRules) -> SlurmRules:
+    """``slurm`` with the types the compiled run is compiled for (one signature)."""
+    return SlurmRules(
+        bool(slurm.backfill),
+        int(slurm.queue_depth),
+        int(slurm.sched_interval),
+        int(slurm.bf_interval),
+        float(slurm.bf_window),
+        int(slurm.bf_resolution),
+        int(slurm.bf_max_job_test),
+        int(slurm.bf_max_job_user),
+    )
+
+
+def warm_up(ordering: WaitingOrder | None = None, rules: BatchRules | None = None) -> None:
+    """Compile the run under ``ordering``'s kind and ``rules`` (:func:`kernels_for`; by
+    default the run of every order but the PBS order, one pass per event), or load it
+    from numba's cache, on a one-job input, so that a run's time is not charged the
+    compilation."""
     pbs = isinstance(ordering, PbsJobOrder)
+    slurm = None if rules is None or rules.slurm is None else (None, _typed_slurm(rules.slurm))
+    kernel = run_batch_slurm if slurm else run_batch_pbs if pbs else run_batch
     site = Site.model_validate(
         {"name": "warm-up", "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 1}]}
     )
@@ -839,7 +1026,7 @@ def warm_up(ordering: WaitingOrder | None = None) -> None:
     one_f, one_i, zero_i = np.ones(1), np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     ledger, log, kind, priority = _ledger_of(FCFSOrder(), 1)
     limits = no_limits(zero_i, 1)
-    (run_batch_pbs if pbs else run_batch)(
+    kernel(
         RunJobs(np.zeros(1), one_f.copy(), priority, np.zeros(0), np.zeros(3)),
         JobArrays(one_i, zero_i, one_f, zero_i.copy(), cluster.masks, zero_i.copy()),
         zero_i.copy(),
@@ -861,14 +1048,16 @@ def warm_up(ordering: WaitingOrder | None = None) -> None:
             np.zeros(3, dtype=np.int64),
             np.zeros((3, 1), dtype=np.bool_),
         ),
+        no_heads(),
         empty_scratch(1),
         0,
         make_index(one_i),
-        True,
-        *((tiny_pbs_keys(),) if pbs else ()),
+        not slurm,
+        *((tiny_pbs_keys(),) if pbs and not slurm else ()),
+        *(slurm or ()),
     )
 
 
 #: the kernels a run in one call enters from Python, one per kind of run (see
 #: :mod:`.kernels` and :func:`kernels_for`)
-KERNELS = (run_batch, run_batch_pbs)
+KERNELS = (run_batch, run_batch_pbs, run_batch_slurm)

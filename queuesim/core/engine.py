@@ -99,7 +99,7 @@ class Simulation:
             if compiled
             and isinstance(rules, BatchRules)
             and not record_allocations
-            and compiles(self.ordering)
+            and compiles(self.ordering, rules)
             else None
         )
 
@@ -109,7 +109,11 @@ class Simulation:
 
     def run(self) -> Result:
         one_call = self.batch_rules is not None
-        needed = kernels_for(self.ordering) if one_call else PLANNING_KERNELS + PLACEMENT_KERNELS
+        needed = (
+            kernels_for(self.ordering, self.batch_rules)
+            if one_call
+            else PLANNING_KERNELS + PLACEMENT_KERNELS
+        )
         run = kernel_modes.Run(self.state.n, self.state.cluster.pools, one_call)
         mode = kernel_modes.choose(self.kernels, run, needed)
         if mode == "interpreted":
@@ -128,7 +132,7 @@ class Simulation:
             started_at = time.perf_counter()
             with kernel_modes.loading():
                 if self.batch_rules is not None:
-                    warm_up_run(self.ordering)
+                    warm_up_run(self.ordering, self.batch_rules)
                 else:
                     warm_up_placement()
                     warm_up_profile()
@@ -143,6 +147,7 @@ class Simulation:
                 self.ordering,
                 self.batch_rules,
                 record=getattr(self.policy, "record", None),
+                heads=getattr(self.policy, "head_reservations", None),
                 progress=self.progress,
             )
         else:

@@ -139,6 +139,24 @@ def set_aside_held(
 
 
 @numba.njit(cache=True)
+def first_per_user(order: np.ndarray, user: np.ndarray, most: int, seen: np.ndarray) -> np.ndarray:
+    """``order`` (jobs in priority order) keeping each user's first ``most`` jobs only
+    (Slurm's bf_max_job_user); ``user``: every job's user number, ``seen``: zeros, one
+    per user (left zero)."""
+    kept = np.empty(order.shape[0], dtype=np.int64)
+    n = 0
+    for k in range(order.shape[0]):
+        u = user[order[k]]
+        if seen[u] < most:
+            seen[u] += 1
+            kept[n] = order[k]
+            n += 1
+    for k in range(order.shape[0]):
+        seen[user[order[k]]] = 0
+    return kept[:n]
+
+
+@numba.njit(cache=True)
 def count_job(job: int, jobs: JobArrays, limits: LimitState, sign: int) -> None:
     """Count ``job`` as started (``sign`` 1) or ended (-1) against its user's and queue's
     limits."""
@@ -563,7 +581,7 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
     stopped = np.zeros(counts.user_jobs_cap.shape[0] if rules.stop_queue else 0, np.bool_)
     for k in range(waiting.shape[0]):
         may_reserve = reserved < rules.depth and k < rules.reserve_before
-        if not may_reserve and free_now < min_cpus:
+        if (not may_reserve or rules.starts_only) and free_now < min_cpus:
             return k
         if plan.booked[k]:
             continue
@@ -805,9 +823,10 @@ def warm_up() -> None:
     jobs = tiny_job_arrays()
     limits = no_limits(jobs.queue, 1)
     held_by_each(zero, jobs.cpus, jobs.queue, limits)
+    first_per_user(zero, zero, 1, zero.copy())
     rules = PassRules(1, True, True, True, False, 1)
     plan_pass(tiny_profile_state(), jobs, limits, zero, rules, no_promises(1))
 
 
 #: the kernels a pass-by-pass run enters from Python (see :mod:`.kernels`)
-KERNELS = (_plan_pass_entry, _held_by_each_entry, _room_beside_plan_entry)
+KERNELS = (_plan_pass_entry, _held_by_each_entry, _room_beside_plan_entry, first_per_user)

@@ -109,6 +109,9 @@ class PassRules(NamedTuple):
     #: reservations only within this many seconds of now (Slurm's bf_window); a job that
     #: cannot start sooner neither starts nor reserves
     horizon: float = np.inf
+    #: only the pass's starts (and holds) are read, not the reservations it gives: the scan
+    #: stops once no waiting job can start now, whatever reservations are left to give
+    starts_only: bool = False
 
 
 class Promises(NamedTuple):

@@ -65,6 +65,12 @@ REFERENCE_STARTS = {
         "kth-sp2.yaml",
         "fcfs",
     ): "e5b4f9f17d6203aa72821cf0e58b716734123c2babe72e3afaf9373a40db3fe7",
+    # slurm: as its pass-by-pass run gave them before its compiled run (commit 58b6043)
+    (
+        "KTH-SP2-1996-2.1-cln.swf.gz",
+        "kth-sp2.yaml",
+        "slurm",
+    ): "bd40fd95e96ccc79338476d27c5e9c67ad162eaab5eaa8ba1f7f519eee5ad326",
     (
         "SDSC-SP2-1998-4.2-cln.swf.gz",
         "sdsc-sp2.yaml",

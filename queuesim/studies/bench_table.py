@@ -44,6 +44,7 @@ from queuesim.studies.bench import run_child, same_starts, start_digest
 
 HPC2N = "HPC2N-2002-2.2-cln.swf.gz"
 SDSC_SP2 = "SDSC-SP2-1998-4.2-cln.swf.gz"
+KTH_SP2 = "KTH-SP2-1996-2.1-cln.swf.gz"
 METACENTRUM = "metacentrum/METACENTRUM-2009-2.swf.gz"
 MC_SETUPS = (
     "metacentrum-historic.yaml",
@@ -122,6 +123,9 @@ RUNS = (
         target_seconds=20,
         full=True,
     ),
+    # Slurm's main and backfill schedulers: a pass every bf_interval (30 s) while jobs wait,
+    # 614,491 passes (no target in the issue; pass by pass it took 83.7 s of CPU)
+    BenchRun("slurm, full KTH-SP2", KTH_SP2, ("kth-sp2.yaml",), "slurm"),
     BenchRun("README sample, empty kernel cache", sample="cold", target_seconds=5, full=True),
     BenchRun("README sample, warm", sample="warm", target_seconds=1),
 )
