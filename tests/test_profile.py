@@ -174,3 +174,31 @@ def test_closing_pools_for_slurms_stopped_queue_is_seen_by_the_next_fits_now_que
     _stop_queue(prof, first_pool, np.zeros(1, dtype=np.bool_), 0)
     assert _earliest(prof, 2, 0, 0, 0, first_pool, 50.0, True, room) == -1
     assert _earliest(prof, 2, 0, 0, 0, np.array([False, True]), 50.0, True, room) == 0
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(data=profiles_and_changes(), at=st.lists(st.integers(0, 400), min_size=1, max_size=6))
+def test_a_split_inserts_a_copy_of_the_step_it_cuts_and_moves_nothing_else(
+    data: tuple[Profile, list[tuple[bool, float, float, list[int]]]], at: list[int]
+) -> None:
+    """Splitting at a time inside a step gives the profile with that step repeated from the
+    time on, every pool's CPUs, memory and GPUs as before (the block move of the later
+    steps equals inserting a copy); at a step's start it changes nothing."""
+    prof, _ = data
+    for t in at:
+        steps = prof.size[0]
+        times, cpus = prof.times[:steps].copy(), prof.cpus[:steps].copy()
+        mem, gpus = prof.mem[:steps].copy(), prof.gpus[:steps].copy()
+        k = _split(prof, float(t))
+        cut = int(np.searchsorted(times, t, side="right")) - 1
+        if times[cut] == t:
+            assert k == cut and prof.size[0] == steps
+            want_times, want = times, [cpus, mem, gpus]
+        else:
+            assert k == cut + 1 and prof.size[0] == steps + 1
+            want_times = np.insert(times, k, float(t))
+            want = [np.insert(a, k, a[cut], axis=0) for a in (cpus, mem, gpus)]
+        size = prof.size[0]
+        assert (prof.times[:size] == want_times).all()
+        for got, expected in zip((prof.cpus, prof.mem, prof.gpus), want, strict=True):
+            assert (got[:size] == expected).all()

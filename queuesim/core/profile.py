@@ -411,6 +411,14 @@ def _fits_now(
     return 0
 
 
+@numba.njit(cache=True, inline="always")
+def _rows_down(flat: np.ndarray, first: int, rows: int, width: int) -> None:
+    """Move rows ``first`` to ``rows - 1`` of a row-major array of ``width`` columns
+    (``flat``: its elements in order) one row down."""
+    for e in range(rows * width - 1, first * width - 1, -1):
+        flat[e + width] = flat[e]
+
+
 @numba.njit(cache=True)
 def _split(prof: Profile, t: float) -> int:
     """Make ``t`` the start of a step (copying the step that contains it); returns the
@@ -419,10 +427,16 @@ def _split(prof: Profile, t: float) -> int:
     k = int(np.searchsorted(prof.times[:steps], t))
     if k < steps and prof.times[k] == t:
         return k
+    times = prof.times
     for s in range(steps, k, -1):
-        _copy_step(prof, s - 1, s)
-    _copy_step(prof, k - 1, k)
-    prof.times[k] = t
+        times[s] = times[s - 1]
+    # steps k - 1 on move one down (k - 1 stays too: the new step is its copy), array by
+    # array as one flat run, which compiles to a block move rather than a step at a time
+    # (a deep queue's compression inserts steps near the front of thousands)
+    _rows_down(prof.cpus.reshape(-1), k - 1, steps, prof.cpus.shape[1])
+    _rows_down(prof.mem.reshape(-1), k - 1, steps, prof.mem.shape[1])
+    _rows_down(prof.gpus.reshape(-1), k - 1, steps, prof.gpus.shape[1])
+    times[k] = t
     prof.size[0] = steps + 1
     _changed_from(prof, k)
     return k
