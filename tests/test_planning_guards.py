@@ -256,3 +256,53 @@ def test_after_a_window_its_pools_could_not_hold_the_scan_tries_the_very_next_st
     mask = np.array([True, True])
     assert _earliest(prof, 2, 0, 0, 0, mask, 15.0, False, room) == 1
     assert room.tolist() == [0, 2]
+
+
+@st.composite
+def long_cases(draw: st.DrawFn) -> tuple[Profile, int, int, list[bool], float, int]:
+    """A profile of 2 to 4 pools over up to 14 steps whose free CPUs rise and fall, and a
+    job whose window spans several steps: the sliding per-pool minima of the scan slide,
+    restart after a short step, and meet windows that end exactly at a step."""
+    pools = draw(st.integers(2, 4))
+    steps = draw(st.integers(2, 14))
+    gaps = draw(st.lists(st.integers(1, 3), min_size=steps - 1, max_size=steps - 1))
+    times = [0.0, *np.cumsum(gaps).astype(float).tolist()]
+    cell = st.integers(0, 3)
+    grid = st.lists(st.lists(cell, min_size=pools, max_size=pools), min_size=steps, max_size=steps)
+    prof = profile(times, draw(grid))
+    need = draw(st.integers(1, 3 * pools))
+    ppn = draw(st.sampled_from([0, 0, 0, 1, 2]))
+    mask = [p == 0 or draw(st.booleans()) for p in range(pools)]
+    duration = float(draw(st.integers(1, 3 * steps)))
+    first = draw(st.integers(0, steps - 1))
+    return prof, need, ppn, mask, duration, first
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(case=long_cases())
+def test_the_scan_over_long_windows_of_several_pools_finds_the_definitions_step(
+    case: tuple[Profile, int, int, list[bool], float, int],
+) -> None:
+    """Over long profiles of several pools, the scan's first fitting step from step 0 and
+    from a later one, and the room it leaves per pool, equal the definition's (guards the
+    scan's sliding per-pool minima against the plain minimum over each window)."""
+    prof, need, ppn, mask_list, duration, first = case
+    mask = np.array(mask_list)
+    args = (need, 0, ppn, 0, mask, duration)
+    room = np.full(mask.shape[0], -7, dtype=np.int64)
+    for start in (0, first):
+        expected = reference_earliest(prof, *args, first=start)
+        assert _earliest(prof, *args, False, room, start) == expected
+        if expected >= 0:
+            steps = int(prof.size[0])
+            end = prof.times[expected] + duration
+            window = [s for s in range(expected, steps) if s == expected or prof.times[s] < end]
+            want = [
+                (lambda least: least if ppn == 0 else (ppn if least >= ppn else 0))(
+                    min(offered(prof, s, p, 0, 0, 0) for s in window)
+                )
+                if mask[p]
+                else 0
+                for p in range(mask.shape[0])
+            ]
+            assert room.tolist() == want

@@ -81,6 +81,7 @@ from queuesim.core.profile import (
     no_limits,
 )
 from queuesim.core.state import JobState, RunState
+from queuesim.core.usage_order import bucket_order, priority_ranks
 from queuesim.site.model import Site
 
 #: how far past now a running job that outlived its estimate is expected to end (as the
@@ -267,19 +268,6 @@ def _grown(a: np.ndarray, need: int) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _sorted(order_kind: int, waiting: np.ndarray, usage: np.ndarray, priority: np.ndarray):  # type: ignore[no-untyped-def]
-    """``waiting`` (ascending) in the site's order: by fairshare usage (``usage`` per
-    waiting job), with queue priority first for :data:`ORDER_PRIORITY`; ties by job."""
-    by_usage = waiting[np.argsort(usage, kind="mergesort")]
-    if order_kind != ORDER_PRIORITY:
-        return by_usage
-    keys = np.empty(by_usage.shape[0])
-    for k in range(by_usage.shape[0]):
-        keys[k] = -priority[by_usage[k]]
-    return by_usage[np.argsort(keys, kind="mergesort")]
-
-
-@numba.njit(cache=True)
 def _add_head(heads: Heads, job: int, when: float) -> Heads:
     """``heads`` with (``job``, ``when``) recorded (a larger copy when full)."""
     n = heads.size[0]
@@ -448,6 +436,13 @@ def replay_events(  # type: ignore[no-untyped-def]
         bf_estimate = np.ceil(jobs.estimate / res) * res
         per_user = np.zeros(limits.user_jobs.shape[0], dtype=np.int64)
     bf_jobs = JobArrays(jobs.cpus, jobs.queue, bf_estimate, jobs.ppn, jobs.masks, jobs.mask_of)
+    # the fairshare order's buckets (:mod:`.usage_order`): every job's priority rank
+    ranks, levels = np.zeros(0, dtype=np.int64), 1
+    if order_kind == ORDER_PRIORITY:
+        ranks, levels = priority_ranks(run.priority)
+    elif order_kind == ORDER_FAIRSHARE:
+        ranks = np.zeros(n, dtype=np.int64)
+    count = np.empty(levels * usage_now.shape[0] + 1, dtype=np.int64)
     passes = 0
     scanned = 0  # jobs the passes decided for one by one
     next_job = 0
@@ -543,10 +538,9 @@ def replay_events(  # type: ignore[no-untyped-def]
                             usage_now,
                         )
                     else:
-                        usage = np.empty(live.shape[0])
-                        for k in range(live.shape[0]):
-                            usage[k] = usage_now[ledger.job_account[live[k]]]
-                        order = _sorted(order_kind, live, usage, run.priority)
+                        order = bucket_order(
+                            live, usage_now, ledger.job_account, ranks, levels, run.priority, count
+                        )
                 if slurm is not None and not backfill_cycle:
                     order = order[: slurm.queue_depth]  # the main scheduler's depth
                 # --- jobs at a limit already are set aside (the Context's within_limits)
