@@ -1,0 +1,194 @@
+"""Hand-computed passes of the reservation rules (:mod:`queuesim.core.planning`): promises
+booked where they were made, or moved when a running job outlived its estimate;
+compression moving booked jobs forward; greedy blocking of the pools a reservation could
+use. Guards the mutation check's survivors of those rules (``.ci/maintain mutation``,
+issue 20). Each case calls :func:`~queuesim.core.planning.plan_pass` directly on a
+profile small enough to draw (compiled, or as Python under the mutation runner).
+
+Jobs are numbered running first, then waiting; a pool is a node."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from queuesim.core.planning import plan_pass
+from queuesim.core.profile import NEVER, JobArrays, PassRules, ProfileState, Promises, no_limits
+
+#: conservative backfilling: every job may reserve, with compression
+CONSERVATIVE = PassRules(depth=1 << 30, backfill=True, greedy=False, compress=True)
+
+
+@dataclass
+class Machine:
+    """Pools of ``cpus`` CPUs (and ``mem`` memory units, ``gpus`` GPUs) each."""
+
+    cpus: Sequence[int]
+    mem: Sequence[int] | None = None
+    gpus: Sequence[int] | None = None
+
+
+@dataclass
+class Job:
+    """A job: CPUs, the runtime the scheduler plans with, memory per CPU, CPUs and GPUs
+    per node, the pools it may use (None: all)."""
+
+    cpus: int
+    estimate: float
+    per_cpu: int = 0
+    ppn: int = 0
+    gpn: int = 0
+    pools: Sequence[bool] | None = None
+
+
+@dataclass
+class Running:
+    """A running job: its job, its expected end and its CPUs per pool."""
+
+    job: Job
+    end: float
+    on: Sequence[int]
+
+
+@dataclass
+class Waiting:
+    """A waiting job and the promise it was given at the last pass (start, CPUs per pool)."""
+
+    job: Job
+    promise: float = NEVER
+    plan: Sequence[int] = field(default_factory=list)
+
+
+def plan(
+    machine: Machine,
+    now: float,
+    running: Sequence[Running],
+    waiting: Sequence[Waiting],
+    rules: PassRules = CONSERVATIVE,
+    promises: bool = True,
+) -> tuple[list[float], list[list[int]]]:
+    """One pass: each waiting job's planned start and CPUs per pool."""
+    pools = len(machine.cpus)
+    jobs = [r.job for r in running] + [w.job for w in waiting]
+    n = len(jobs)
+    caps = np.array(machine.cpus, dtype=np.int64)
+    mem_caps = np.array(machine.mem if machine.mem else [1 << 40] * pools, dtype=np.int64)
+    gpu_caps = np.array(machine.gpus if machine.gpus else [], dtype=np.int64)
+    free, free_mem, free_gpus = caps.copy(), mem_caps.copy(), gpu_caps.copy()
+    alloc_start = np.zeros(n, dtype=np.int64)
+    alloc_len = np.zeros(n, dtype=np.int64)
+    alloc_pool: list[int] = []
+    alloc_cpus: list[int] = []
+    for number, r in enumerate(running):
+        alloc_start[number] = len(alloc_pool)
+        for p, cpus in enumerate(r.on):
+            if cpus:
+                alloc_pool.append(p)
+                alloc_cpus.append(cpus)
+                free[p] -= cpus
+                free_mem[p] -= cpus * r.job.per_cpu
+                if free_gpus.size:
+                    free_gpus[p] -= r.job.gpn
+        alloc_len[number] = len(alloc_pool) - alloc_start[number]
+    state = ProfileState(
+        float(now),
+        free,
+        free_mem,
+        np.array([r.end for r in running], dtype=np.float64),
+        np.arange(len(running), dtype=np.int64),
+        alloc_start,
+        alloc_len,
+        np.array(alloc_pool, dtype=np.int64),
+        np.array(alloc_cpus, dtype=np.int64),
+        np.array([j.per_cpu for j in jobs], dtype=np.int64),
+        np.array([j.gpn for j in jobs], dtype=np.int64),
+        caps,
+        mem_caps,
+        free_gpus,
+        gpu_caps,
+    )
+    masks = np.array([j.pools if j.pools else [True] * pools for j in jobs], dtype=np.bool_)
+    arrays = JobArrays(
+        np.array([j.cpus for j in jobs], dtype=np.int64),
+        np.zeros(n, dtype=np.int64),
+        np.array([j.estimate for j in jobs], dtype=np.float64),
+        np.array([j.ppn for j in jobs], dtype=np.int64),
+        masks,
+        np.arange(n, dtype=np.int64),
+    )
+    given = Promises(
+        np.array([w.promise for w in waiting], dtype=np.float64),
+        np.array([w.plan or [0] * pools for w in waiting], dtype=np.int64).reshape(-1, pools),
+    )
+    if not promises:
+        given = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
+    order = np.arange(len(running), n, dtype=np.int64)
+    starts, plans, _held = plan_pass(state, arrays, no_limits(arrays.queue, 1), order, rules, given)
+    return starts.tolist(), plans.tolist()
+
+
+NO_COMPRESSION = CONSERVATIVE._replace(compress=False)
+
+
+def test_a_promise_whose_pool_is_still_busy_moves_to_a_free_pool_at_its_time() -> None:
+    """Two nodes of 2 CPUs; W was promised node 0 at t=10 for 10 s, but the job there now
+    runs until 15 (it outlived its estimate): W is booked at 10 on node 1, which is free
+    (without compression it stays at 10; with it, it moves to now on node 1)."""
+    machine = Machine([2, 2])
+    busy = Running(Job(2, 10.0), end=15.0, on=[2, 0])
+    w = Waiting(Job(2, 10.0), promise=10.0, plan=[2, 0])
+    assert plan(machine, 5.0, [busy], [w], NO_COMPRESSION) == ([10.0], [[0, 2]])
+    assert plan(machine, 5.0, [busy], [w]) == ([5.0], [[0, 2]])
+
+
+def test_a_moved_promise_takes_its_cpus_once_and_jobs_without_one_are_placed_after() -> None:
+    """Two nodes of 2 CPUs at t=5; R holds node 0 until 15 (it outlived its estimate). W1
+    (2 CPUs, 10 s) was promised node 0 at 10: node 1 holds it exactly then, so it is
+    booked there (10-20). W2 (2 CPUs, 10 s, no promise) then reserves node 0 at 15, when
+    R ends: node 1 is W1's until 20."""
+    machine = Machine([2, 2])
+    busy = Running(Job(2, 10.0), end=15.0, on=[2, 0])
+    w1 = Waiting(Job(2, 10.0), promise=10.0, plan=[2, 0])
+    w2 = Waiting(Job(2, 10.0))
+    assert plan(machine, 5.0, [busy], [w1, w2], NO_COMPRESSION) == (
+        [10.0, 15.0],
+        [[0, 2], [2, 0]],
+    )
+    # with compression W1 moves to now on node 1 (5-15); W2 still waits for 15
+    assert plan(machine, 5.0, [busy], [w1, w2]) == ([5.0, 15.0], [[0, 2], [2, 0]])
+
+
+def test_a_promise_without_its_pools_is_booked_on_the_pools_free_at_its_time() -> None:
+    """One node of 4 CPUs at t=0, R holds 2 until 10. W was promised t=10 but not where
+    (its plan is all zero, unknown): it is booked at 10 on the node, 2 CPUs; compression
+    then moves it to now, beside R."""
+    machine = Machine([4])
+    busy = Running(Job(2, 10.0), end=10.0, on=[2])
+    w = Waiting(Job(2, 5.0), promise=10.0, plan=[0])
+    assert plan(machine, 0.0, [busy], [w], NO_COMPRESSION) == ([10.0], [[2]])
+    assert plan(machine, 0.0, [busy], [w]) == ([0.0], [[2]])
+
+
+def test_a_promise_that_fits_nowhere_at_its_time_is_placed_afresh() -> None:
+    """One node of 4 CPUs at t=5; R holds all 4 until 20 (it outlived its estimate of 10).
+    W (4 CPUs) was promised t=10: nothing is free then, so it gets the first slot again,
+    20, when R ends; W2 (1 CPU, no promise) reserves after it, at 30."""
+    machine = Machine([4])
+    busy = Running(Job(4, 5.0), end=20.0, on=[4])
+    w = Waiting(Job(4, 10.0), promise=10.0, plan=[4])
+    w2 = Waiting(Job(1, 10.0))
+    assert plan(machine, 5.0, [busy], [w, w2], NO_COMPRESSION) == ([20.0, 30.0], [[4], [1]])
+    assert plan(machine, 5.0, [busy], [w, w2]) == ([20.0, 30.0], [[4], [1]])
+
+
+def test_compression_on_two_nodes_moves_a_job_to_the_other_node() -> None:
+    """Two nodes of 2 CPUs at t=5; R holds node 0 until 20. W was promised node 1 at 20
+    (room appeared there since): compression moves it to now on node 1 - node 0 alone,
+    busy until W's slot, would have kept it at 20."""
+    machine = Machine([2, 2])
+    busy = Running(Job(2, 20.0), end=20.0, on=[2, 0])
+    w = Waiting(Job(2, 10.0), promise=20.0, plan=[0, 2])
+    assert plan(machine, 5.0, [busy], [w], NO_COMPRESSION) == ([20.0], [[0, 2]])
+    assert plan(machine, 5.0, [busy], [w]) == ([5.0], [[0, 2]])
