@@ -105,3 +105,80 @@ def test_a_bad_line_in_a_later_piece_is_named_by_its_line_in_the_file(
     monkeypatch.setattr(files, "CHUNK_BYTES", 100)
     with pytest.raises(WorkloadError, match=rf"^{path}:31: expected 18 "):
         read_swf(path)
+
+
+def _pbs_log() -> list[str]:
+    """Every kind of PBS record the reader handles, a job's E record given twice far
+    apart (the second wins), a malformed line and a comment."""
+    from test_pbs import Q, S, end
+
+    first = end("5.srv", start=1100, stop=1200).replace("Exit_status=0", "Exit_status=x")
+    return [
+        "; a comment",
+        Q.format(id="10[].srv"),
+        Q.format(id="10[1].srv"),
+        first,  # replaced below: its bad Exit_status is never read
+        end("10[1].srv"),
+        end("10[].srv"),
+        *(end(f"{k}.srv", start=1100 + k, stop=1200 + 2 * k) for k in range(20, 40)),
+        S.format(id="11.srv", start=1100),
+        "12/21/2024 18:00:00;R;11.srv;user=alice",
+        S.format(id="11.srv", start=1200),
+        "garbage",
+        end("11.srv", start=1200, stop=1300),
+        Q.format(id="12.srv"),
+        "12/21/2024 18:00:00;D;12.srv;requestor=alice@host",
+        "12/21/2024 18:00:00;L;license;floating license hour:0 day:0",
+        end("5.srv", start=1150, stop=1250, exit=1),
+        S.format(id="14.srv", start=1100),
+    ]
+
+
+@pytest.mark.parametrize("size", [1, 100, 700])
+def test_pbs_read_in_small_pieces_is_the_pbs_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """A log of a file and a gzip file (the first without a final line break) read in
+    pieces of a line, or of 100 or 700 bytes: the same jobs, notes (duplicate E records
+    across pieces: the last wins) and bad lines as read whole."""
+    from queuesim.traces.pbs import read_pbs
+
+    log = _pbs_log()
+    folder = tmp_path / "accounting"
+    folder.mkdir()
+    (folder / "20241221").write_text("\n".join(log[:20]), encoding="utf-8")
+    (folder / "20241222.gz").write_bytes(gzip.compress("\n".join(log[20:]).encode() + b"\n"))
+    whole = read_pbs(folder, skip_bad_lines=True)
+    monkeypatch.setattr(files, "CHUNK_BYTES", size)
+    pieces = read_pbs(folder, skip_bad_lines=True)
+    assert pieces.jobs.equals(whole.jobs)
+    assert pieces.notes.equals(whole.notes)
+    assert pieces.bad_lines == whole.bad_lines
+    assert [b.line for b in whole.bad_lines] == [30]
+    assert len(whole.jobs) == 23
+    jobs = whole.jobs.set_index("source_id")
+    assert jobs.loc["5.srv", "line"] == 35 and jobs.loc["5.srv", "runtime"] == 100.0
+    assert whole.notes.loc[whole.notes["reason"] == "duplicate_end_record", "line"].tolist() == [4]
+
+
+def test_pbs_errors_name_the_file_and_line_whatever_the_pieces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bad number in the E record that wins, in the second of 100-byte pieces, and a
+    value that does not parse: each names its file and line, as when read whole; a token
+    without '=' is named alone, not with the next line."""
+    from test_pbs import end
+
+    from queuesim.traces.pbs import read_pbs
+
+    monkeypatch.setattr(files, "CHUNK_BYTES", 100)
+    path = tmp_path / "log"
+    path.write_text(f"{end('1.s')}\n{end('1.s').replace('end=1700', 'end=17x0')}\n")
+    with pytest.raises(WorkloadError, match=rf"^{path}:2: end: expected a number, found '17x0'$"):
+        read_pbs(path)
+    path.write_text(f"{end('1.s')}\n{end('2.s').replace('walltime=02', 'walltime=x2')}\n")
+    with pytest.raises(WorkloadError, match=rf"^{path}:2: Resource_List.walltime: "):
+        read_pbs(path)
+    path.write_text(f"{end('1.s')} oops\n{end('2.s')}\n")
+    with pytest.raises(WorkloadError, match=rf"^{path}:1: expected key=value, found 'oops'$"):
+        read_pbs(path)
