@@ -182,3 +182,66 @@ def test_pbs_errors_name_the_file_and_line_whatever_the_pieces(
     path.write_text(f"{end('1.s')} oops\n{end('2.s')}\n")
     with pytest.raises(WorkloadError, match=rf"^{path}:1: expected key=value, found 'oops'$"):
         read_pbs(path)
+
+
+def _sacct_rows() -> list[str]:
+    """Steps, array ranges, requeued and duplicate ids, two clusters, odd values."""
+    from test_slurm import HEADER, row
+
+    return [
+        HEADER,
+        row(JobID="10"),
+        row(JobID="10.batch", NCPUS="1", State="CANCELLED"),
+        row(JobID="20_[1-3]", State="PENDING", Start="Unknown", End="Unknown"),
+        row(JobID="40", State="REQUEUED", End="2024-01-01T00:30:00"),
+        *(row(JobID=str(100 + k), User=f"u{k % 3}", NodeList=f"n[0{k % 4}-09]") for k in range(30)),
+        row(JobID="40", Submit="2024-01-01T00:30:00", Start="2024-01-01T00:40:00"),
+        row(JobID="43", Cluster="c2", ReqMem="3000Mc", Timelimit="UNLIMITED"),
+        row(JobID="44", State="FAILED", Partition="a,b", Constraints="x&y"),
+        row(JobID="44", ExitCode="0:9", NCPUS="", ReqCPUS="", Eligible="None"),
+        row(JobID="12.batch"),
+    ]
+
+
+@pytest.mark.parametrize("name", ["x.sacct", "x.sacct.gz"])
+@pytest.mark.parametrize("size", [1, 300])
+def test_sacct_read_in_small_pieces_is_the_sacct_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, size: int
+) -> None:
+    """A sacct export read a line or 300 bytes at a time: the same jobs, notes and line
+    numbers as read whole (a requeued job's records in different pieces)."""
+    from queuesim.traces.slurm import read_sacct
+
+    text = ("\n".join(_sacct_rows()) + "\n").encode()
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    whole = read_sacct(path)
+    monkeypatch.setattr(files, "CHUNK_BYTES", size)
+    pieces = read_sacct(path)
+    assert pieces.jobs.equals(whole.jobs)
+    assert pieces.notes.equals(whole.notes)
+    assert len(whole.jobs) == 35
+    assert whole.jobs["line"].tolist()[-4:] == [36, 37, 38, 39]
+
+
+def test_sacct_with_a_blank_or_malformed_line_in_a_later_piece_reads_as_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A blank line (line 21), then a row with two fields too few (42), in 300-byte pieces:
+    the rows are numbered as the file's lines and the bad row named by its line, as whole."""
+    from queuesim.traces.slurm import read_sacct
+
+    rows = _sacct_rows()
+    path = tmp_path / "x.sacct"
+    path.write_text("\n".join([*rows[:20], "", *rows[20:], rows[5].rsplit("|", 2)[0]]) + "\n")
+    whole = read_sacct(path, skip_bad_lines=True)
+    monkeypatch.setattr(files, "CHUNK_BYTES", 300)
+    pieces = read_sacct(path, skip_bad_lines=True)
+    assert pieces.jobs.equals(whole.jobs)
+    assert pieces.bad_lines == whole.bad_lines
+    assert [b.line for b in whole.bad_lines] == [42]
+    assert whole.jobs["line"].tolist()[-1] == 40
+    with pytest.raises(
+        WorkloadError, match=rf"^{path}:42: expected 26 \|-separated fields, found 24$"
+    ):
+        read_sacct(path)
