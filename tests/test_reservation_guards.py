@@ -192,3 +192,14 @@ def test_compression_on_two_nodes_moves_a_job_to_the_other_node() -> None:
     w = Waiting(Job(2, 10.0), promise=20.0, plan=[0, 2])
     assert plan(machine, 5.0, [busy], [w], NO_COMPRESSION) == ([20.0], [[0, 2]])
     assert plan(machine, 5.0, [busy], [w]) == ([5.0], [[0, 2]])
+
+
+def test_compression_moves_a_job_into_a_window_before_a_busier_step() -> None:
+    """One node of 4 CPUs at t=0, nothing running. X (2 CPUs, 5 s) was promised 20, Y (4
+    CPUs, 10 s) 10: the step before X's slot (10-20, Y's) has no CPU free, but 0-10 has
+    4, so compression moves X to now (0-5); Y then moves to 5, when X ends."""
+    machine = Machine([4])
+    x = Waiting(Job(2, 5.0), promise=20.0, plan=[2])
+    y = Waiting(Job(4, 10.0), promise=10.0, plan=[4])
+    assert plan(machine, 0.0, [], [x, y], NO_COMPRESSION) == ([20.0, 10.0], [[2], [4]])
+    assert plan(machine, 0.0, [], [x, y]) == ([0.0, 5.0], [[2], [4]])

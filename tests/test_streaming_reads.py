@@ -6,6 +6,7 @@ the same jobs, the same bad lines and the same errors naming file and line."""
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,23 @@ from hypothesis import strategies as st
 from queuesim.common import files
 from queuesim.common.errors import WorkloadError
 from queuesim.common.files import GZIP_MAGIC, UTF8_BOM, line_chunks, read_bytes
-from queuesim.traces.swf import read_swf
+from queuesim.traces.swf import SwfTrace, read_swf
 
 SWF_LINE = b"%d 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+
+
+def whole_and_in_pieces(
+    read: Callable[..., SwfTrace],
+    path: Path,
+    size: int,
+    monkeypatch: pytest.MonkeyPatch,
+    **options: bool,
+) -> tuple[SwfTrace, SwfTrace]:
+    """``read`` of ``path`` in pieces of the default size, then of ``size`` bytes."""
+    whole = read(path, **options)
+    monkeypatch.setattr(files, "CHUNK_BYTES", size)
+    return whole, read(path, **options)
+
 
 lines = st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=12)
 
@@ -85,9 +100,7 @@ def test_swf_read_in_small_pieces_is_the_swf_read_whole(
     text += b"; Note: a comment between jobs\n\n1 2 3\n" + SWF_LINE % 40
     path = tmp_path / "t.swf"
     path.write_bytes(text)
-    whole = read_swf(path, skip_bad_lines=True)
-    monkeypatch.setattr(files, "CHUNK_BYTES", 100)
-    pieces = read_swf(path, skip_bad_lines=True)
+    whole, pieces = whole_and_in_pieces(read_swf, path, 100, monkeypatch, skip_bad_lines=True)
     assert pieces.jobs.equals(whole.jobs)
     assert pieces.bad_lines == whole.bad_lines
     assert [b.line for b in pieces.bad_lines] == [43]
@@ -148,9 +161,7 @@ def test_pbs_read_in_small_pieces_is_the_pbs_read_whole(
     folder.mkdir()
     (folder / "20241221").write_text("\n".join(log[:20]), encoding="utf-8")
     (folder / "20241222.gz").write_bytes(gzip.compress("\n".join(log[20:]).encode() + b"\n"))
-    whole = read_pbs(folder, skip_bad_lines=True)
-    monkeypatch.setattr(files, "CHUNK_BYTES", size)
-    pieces = read_pbs(folder, skip_bad_lines=True)
+    whole, pieces = whole_and_in_pieces(read_pbs, folder, size, monkeypatch, skip_bad_lines=True)
     assert pieces.jobs.equals(whole.jobs)
     assert pieces.notes.equals(whole.notes)
     assert pieces.bad_lines == whole.bad_lines
@@ -215,9 +226,7 @@ def test_sacct_read_in_small_pieces_is_the_sacct_read_whole(
     text = ("\n".join(_sacct_rows()) + "\n").encode()
     path = tmp_path / name
     path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
-    whole = read_sacct(path)
-    monkeypatch.setattr(files, "CHUNK_BYTES", size)
-    pieces = read_sacct(path)
+    whole, pieces = whole_and_in_pieces(read_sacct, path, size, monkeypatch)
     assert pieces.jobs.equals(whole.jobs)
     assert pieces.notes.equals(whole.notes)
     assert len(whole.jobs) == 35
@@ -234,9 +243,7 @@ def test_sacct_with_a_blank_or_malformed_line_in_a_later_piece_reads_as_whole(
     rows = _sacct_rows()
     path = tmp_path / "x.sacct"
     path.write_text("\n".join([*rows[:20], "", *rows[20:], rows[5].rsplit("|", 2)[0]]) + "\n")
-    whole = read_sacct(path, skip_bad_lines=True)
-    monkeypatch.setattr(files, "CHUNK_BYTES", 300)
-    pieces = read_sacct(path, skip_bad_lines=True)
+    whole, pieces = whole_and_in_pieces(read_sacct, path, 300, monkeypatch, skip_bad_lines=True)
     assert pieces.jobs.equals(whole.jobs)
     assert pieces.bad_lines == whole.bad_lines
     assert [b.line for b in whole.bad_lines] == [42]
