@@ -203,3 +203,91 @@ def test_compression_moves_a_job_into_a_window_before_a_busier_step() -> None:
     y = Waiting(Job(4, 10.0), promise=10.0, plan=[4])
     assert plan(machine, 0.0, [], [x, y], NO_COMPRESSION) == ([20.0, 10.0], [[2], [4]])
     assert plan(machine, 0.0, [], [x, y]) == ([0.0, 5.0], [[2], [4]])
+
+
+def test_compression_after_a_job_moved_sees_the_room_it_left() -> None:
+    """One node of 4 CPUs at t=0; R holds 2 until 10. X (2 CPUs, 10 s) was promised 10,
+    Y (4 CPUs, 5 s) 20, W (2 CPUs, 5 s) 15. Compression moves X to now beside R, which
+    frees 10-15 entirely: Y moves there (the step before its slot, 15-20, holds W); W
+    then stays at 15 (nothing before it has 2 CPUs free)."""
+    machine = Machine([4])
+    busy = Running(Job(2, 10.0), end=10.0, on=[2])
+    x = Waiting(Job(2, 10.0), promise=10.0, plan=[2])
+    y = Waiting(Job(4, 5.0), promise=20.0, plan=[4])
+    w = Waiting(Job(2, 5.0), promise=15.0, plan=[2])
+    assert plan(machine, 0.0, [busy], [x, y, w], NO_COMPRESSION)[0] == [10.0, 20.0, 15.0]
+    assert plan(machine, 0.0, [busy], [x, y, w]) == ([0.0, 10.0, 15.0], [[2], [4], [2]])
+
+
+#: EASY with greedy blocking (paper 004, 3.1); and conservative with it
+GREEDY_EASY = PassRules(depth=1, backfill=True, greedy=True, compress=False)
+GREEDY_CONSERVATIVE = CONSERVATIVE._replace(greedy=True)
+
+
+def test_greedy_blocking_closes_every_node_the_reserved_job_could_use_until_it_starts() -> None:
+    """Two nodes of 4 CPUs at t=0; R1 holds node 0 until 10, R2 2 CPUs of node 1 until
+    20. H (6 CPUs) reserves t=10 on 4 + 2 CPUs. B (1 CPU) would start now on node 1; with
+    greedy blocking both nodes are H's until 10, so B cannot start (and EASY gives it no
+    reservation)."""
+    machine = Machine([4, 4])
+    running = [Running(Job(4, 10.0), 10.0, [4, 0]), Running(Job(2, 20.0), 20.0, [0, 2])]
+    waiting = [Waiting(Job(6, 10.0)), Waiting(Job(1, 5.0))]
+    easy = GREEDY_EASY._replace(greedy=False)
+    assert plan(machine, 0.0, running, waiting, easy) == ([10.0, 0.0], [[4, 2], [0, 1]])
+    assert plan(machine, 0.0, running, waiting, GREEDY_EASY, False) == (
+        [10.0, NEVER],
+        [[4, 2], [0, 0]],
+    )
+
+
+def test_greedy_blocking_covers_every_step_before_the_reservation_and_only_those() -> None:
+    """Two nodes of 4 CPUs at t=0. Node 0: R1 (2 CPUs) until 15, R3 (2) until 5; node 1:
+    R2 (4) until 20. H (4 CPUs, node 0 only) reserves 15 on node 0, which is blocked over
+    0-5 and 5-15: C (2 CPUs) cannot take node 0's 2 free CPUs at 5 and waits for node 1,
+    at 20 (node 1, outside H's nodes, is not blocked)."""
+    machine = Machine([4, 4])
+    running = [
+        Running(Job(2, 15.0), 15.0, [2, 0]),
+        Running(Job(4, 20.0), 20.0, [0, 4]),
+        Running(Job(2, 5.0), 5.0, [2, 0]),
+    ]
+    waiting = [Waiting(Job(4, 10.0, pools=[True, False])), Waiting(Job(2, 5.0))]
+    assert plan(machine, 0.0, running, waiting, CONSERVATIVE, False) == (
+        [15.0, 5.0],
+        [[4, 0], [2, 0]],
+    )
+    assert plan(machine, 0.0, running, waiting, GREEDY_CONSERVATIVE, False) == (
+        [15.0, 20.0],
+        [[4, 0], [0, 2]],
+    )
+
+
+def test_greedy_blocking_leaves_the_reservation_s_own_step_open() -> None:
+    """One node of 4 CPUs at t=0, R holds all until 10. H (2 CPUs) reserves 10; C (2
+    CPUs) reserves 10 too, beside it: blocking stops where H starts."""
+    machine = Machine([4])
+    running = [Running(Job(4, 10.0), 10.0, [4])]
+    waiting = [Waiting(Job(2, 10.0)), Waiting(Job(2, 5.0))]
+    assert plan(machine, 0.0, running, waiting, GREEDY_CONSERVATIVE, False) == (
+        [10.0, 10.0],
+        [[2], [2]],
+    )
+
+
+def test_greedy_blocking_spares_nodes_without_the_gpus_the_job_needs() -> None:
+    """Two nodes of 2 CPUs, node 1 with a GPU (held by R until 10), node 0 without. H (1
+    CPU and 1 GPU per node) reserves node 1 at 10: node 1 is blocked until then, so B
+    (node 1 only) cannot start; node 0 could hold no part of H and stays open to B2."""
+    machine = Machine([2, 2], gpus=[0, 1])
+    running = [Running(Job(1, 10.0, ppn=1, gpn=1), 10.0, [0, 1])]
+    h = Waiting(Job(1, 10.0, ppn=1, gpn=1))
+    b = Waiting(Job(1, 5.0, pools=[False, True]))
+    b2 = Waiting(Job(1, 5.0))
+    assert plan(machine, 0.0, running, [h, b, b2], GREEDY_EASY._replace(greedy=False), False) == (
+        [10.0, 0.0, 0.0],
+        [[0, 1], [0, 1], [1, 0]],
+    )
+    assert plan(machine, 0.0, running, [h, b, b2], GREEDY_EASY, False) == (
+        [10.0, NEVER, 0.0],
+        [[0, 1], [0, 0], [1, 0]],
+    )
