@@ -189,7 +189,7 @@ def line_chunks(
                     if bom:
                         chunk, bom = chunk.removeprefix(UTF8_BOM), False
                     yield number, chunk
-                    number += chunk.count(b"\n")
+                    number = limit.lines_before + 1  # the line breaks fed, none in rest
                     kept, held = [rest], len(rest)
         except (OSError, EOFError, zlib.error) as exc:
             raise WorkloadError(f"{path}: not a valid gzip file ({exc})") from None

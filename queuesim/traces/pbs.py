@@ -191,12 +191,11 @@ class _Log:
         first = 1
         for file in self.files:
             self.starts.append((first, file))
-            lines, ended = 0, True
+            number, chunk = 1, b""
             for number, chunk in line_chunks(file, "PBS accounting log"):
                 yield first + number - 1, chunk
-                lines = number - 1 + chunk.count(b"\n")
-                ended = chunk.endswith(b"\n")
-            first += lines + (not ended)
+            # the lines before the last piece, and its own (the last may lack a break)
+            first += number - 1 + chunk.count(b"\n") + (not chunk.endswith(b"\n") and bool(chunk))
 
     def where(self, line: int) -> str:
         """``file:line`` of a line number counted across the files."""
