@@ -183,9 +183,9 @@ def line_chunks(
                 kept.append(piece)
                 held += len(piece)
                 if held >= size and b"\n" in piece:
-                    text = b"".join(kept)
-                    cut = text.rindex(b"\n") + 1
-                    chunk, rest = text[:cut], text[cut:]
+                    cut = piece.rindex(b"\n") + 1  # the piece is cut, not the whole text
+                    kept[-1], rest = piece[:cut], piece[cut:]
+                    chunk = b"".join(kept)
                     if bom:
                         chunk, bom = chunk.removeprefix(UTF8_BOM), False
                     yield number, chunk
