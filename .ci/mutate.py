@@ -60,6 +60,7 @@ TARGETS = {
 }
 _KERNEL_TESTS = [  # fastest first: a killed mutant stops at its first failing test (-x)
     "tests/test_planning_guards.py",
+    "tests/test_reservation_guards.py",
     "tests/test_profile.py",
     "tests/test_golden_schedules.py",
 ]

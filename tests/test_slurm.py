@@ -31,6 +31,7 @@ from queuesim.traces.slurm import (
     read_sacct,
     read_slurm_jobcomp,
 )
+from queuesim.traces.slurm_table import read_rows
 from queuesim.traces.swf import SWF_FIELDS, SwfTrace
 
 HEADER = "|".join(SACCT_FIELDS)
@@ -212,7 +213,7 @@ def test_xdmod_utf8_names(real_workloads: Path) -> None:
     assert len(trace.jobs) == 1
     # the job name is not a trace column: check it as the table holds it
     path = folder / "xdmod-unit-slurm-utf8-multibyte-chars.log"
-    table, _ = slurm._read_table(path, path.read_bytes(), skip_bad_lines=False)
+    table, _ = read_rows(path, skip_bad_lines=False)
     assert "JobName" not in table.columns  # not converted at all
     names = [line.split("|")[-1] for line in path.read_text("utf-8").splitlines()]
     assert names == [e["job_name"] for e in expected] == ["aàb"]

@@ -183,13 +183,13 @@ def line_chunks(
                 kept.append(piece)
                 held += len(piece)
                 if held >= size and b"\n" in piece:
-                    text = b"".join(kept)
-                    cut = text.rindex(b"\n") + 1
-                    chunk, rest = text[:cut], text[cut:]
+                    cut = piece.rindex(b"\n") + 1  # the piece is cut, not the whole text
+                    kept[-1], rest = piece[:cut], piece[cut:]
+                    chunk = b"".join(kept)
                     if bom:
                         chunk, bom = chunk.removeprefix(UTF8_BOM), False
                     yield number, chunk
-                    number += chunk.count(b"\n")
+                    number = limit.lines_before + 1  # the line breaks fed, none in rest
                     kept, held = [rest], len(rest)
         except (OSError, EOFError, zlib.error) as exc:
             raise WorkloadError(f"{path}: not a valid gzip file ({exc})") from None

@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from rich.console import Console
 from rich.table import Table
@@ -32,12 +33,16 @@ _PBS_NUMBERS = re.compile(rb"(\d+)(?=[.\[][^;]*;)|(?<=time=)(\d+)|(?<=start=)(\d
 _SACCT_IDS = re.compile(rb"^(\d+)", re.MULTILINE)
 
 
-def _repeat(text: bytes, pattern: re.Pattern[bytes], copies: int, shifts: tuple[int, ...]) -> bytes:
-    """``copies`` copies of ``text``, the numbers each group of ``pattern`` captures shifted
-    by copy number x the group's entry of ``shifts``."""
+def _repeat(
+    text: bytes, pattern: re.Pattern[bytes], copies: int, shifts: tuple[int, ...], out: BinaryIO
+) -> None:
+    """Write ``copies`` copies of ``text`` to ``out``, the numbers each group of ``pattern``
+    captures shifted by copy number x the group's entry of ``shifts``. One copy is held at
+    a time: a reader's peak memory is measured in a child process, and a child started
+    from a process that once held the whole input would report that as its own peak
+    (Linux carries the parent's high-water mark into the child's ``ru_maxrss``)."""
     parts = pattern.split(text)
     groups = pattern.groups
-    out = []
     for copy in range(copies):
         pieces = []
         for index, part in enumerate(parts):
@@ -46,8 +51,7 @@ def _repeat(text: bytes, pattern: re.Pattern[bytes], copies: int, shifts: tuple[
                 pieces.append(part)
             elif part is not None:
                 pieces.append(b"%d" % (int(part) + copy * shifts[slot - 1]))
-        out.append(b"".join(pieces))
-    return b"".join(out)
+        out.write(b"".join(pieces))
 
 
 def make_pbs_log(source: Path, target: Path, records: int) -> int:
@@ -59,7 +63,8 @@ def make_pbs_log(source: Path, target: Path, records: int) -> int:
     body += b"\n"
     per_copy = body.count(b"\n")
     copies = max(1, -(-records // per_copy))
-    target.write_bytes(_repeat(body, _PBS_NUMBERS, copies, (10**6, WEEK, WEEK, WEEK)))
+    with target.open("wb") as out:
+        _repeat(body, _PBS_NUMBERS, copies, (10**6, WEEK, WEEK, WEEK), out)
     return copies * per_copy
 
 
@@ -70,7 +75,8 @@ def make_sacct_log(source: Path, target: Path, rows: int) -> int:
         text += b"\n"
     per_copy = text.count(b"\n")
     copies = max(1, -(-rows // per_copy))
-    target.write_bytes(_repeat(text, _SACCT_IDS, copies, (10**7,)))
+    with target.open("wb") as out:
+        _repeat(text, _SACCT_IDS, copies, (10**7,), out)
     return copies * per_copy
 
 

@@ -71,17 +71,21 @@ without ``=``, a number or size that does not parse - raises
 :class:`~queuesim.common.errors.WorkloadError` naming the file, the line and what was
 expected, unless the caller skips bad lines: then it is reported in ``bad_lines``.
 
-Speed: the file is memory-mapped (when plain) and scanned once by compiled code
-(:mod:`queuesim.traces.pbs_scan`) that records where every field and every wanted value
-lies; numeric values are parsed there, the others cut into one string array per key and
-parsed once per distinct value (:mod:`queuesim.traces.pbs_values`). A million records
-read in about 2.5 s (``queuesim bench --readers``).
+Speed and memory: the log is read a piece of whole lines at a time (a few MB,
+:func:`~queuesim.common.files.line_chunks`), and each piece is scanned once by compiled
+code (:mod:`queuesim.traces.pbs_scan`) that records where every field and every wanted
+value lies; numeric values are parsed there, the others cut into one string array per key
+(kept per piece, joined at the end) and parsed once per distinct value
+(:mod:`queuesim.traces.pbs_values`). Only the values are kept, not the text: which of a
+job's E records wins is decided once every piece is in. A million records read in about
+2.5 s (``queuesim bench --readers``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -93,7 +97,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from queuesim.common.errors import WorkloadError
-from queuesim.common.files import mapped_bytes, read_bytes
+from queuesim.common.files import line_chunks
 from queuesim.traces.log_frame import (
     STATUS_CANCELLED,
     STATUS_COMPLETED,
@@ -168,44 +172,43 @@ def looks_like_pbs(first_lines: list[bytes]) -> bool:
 
 
 class _Log:
-    """The bytes of one or more files, their lines numbered across them."""
+    """The files of a log, read a piece of whole lines at a time, their lines numbered
+    across the files."""
 
     def __init__(self, path: Path) -> None:
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
         if not files:
             raise WorkloadError(f"{path}: the directory holds no log files")
+        self.files = files
+        #: the number (across the files) of each file's first line, as far as read
         self.starts: list[tuple[int, Path]] = [(1, files[0])]
-        if len(files) == 1:  # a plain file is scanned where it lies, not copied
-            self.data: bytes | memoryview = mapped_bytes(files[0], "PBS accounting log")
-            self.buf = np.frombuffer(self.data, dtype=np.uint8)
-            return
-        parts: list[bytes] = []
+
+    def pieces(self) -> Iterator[tuple[int, bytes]]:
+        """Pieces of whole lines (:func:`~queuesim.common.files.line_chunks`), file after
+        file, each with the number of its first line across the files (a file's last line
+        counts whether or not a line break ends it)."""
         self.starts = []
         first = 1
-        for file in files:
-            data = read_bytes(file, "PBS accounting log")
-            if data and not data.endswith(b"\n"):
-                data += b"\n"
+        for file in self.files:
             self.starts.append((first, file))
-            first += data.count(b"\n")
-            parts.append(data)
-        self.data = b"".join(parts)
-        self.buf = np.frombuffer(self.data, dtype=np.uint8)
+            number, chunk = 1, b""
+            for number, chunk in line_chunks(file, "PBS accounting log"):
+                yield first + number - 1, chunk
+            # the lines before the last piece, and its own (the last may lack a break)
+            first += number - 1 + chunk.count(b"\n") + (not chunk.endswith(b"\n") and bool(chunk))
 
     def where(self, line: int) -> str:
         """``file:line`` of a line number counted across the files."""
         start, file = next((s, f) for s, f in reversed(self.starts) if s <= line)
         return f"{file}:{line - start + 1}"
 
-    def text(self, start: int, end: int) -> str:
-        return bytes(self.data[start:end]).decode("utf-8", errors="replace")
 
-    def line(self, end: int) -> str:
-        """The text of the line that ends at ``end``."""
-        start = end
-        while start > 0 and self.buf[start - 1] != ord("\n"):
-            start -= 1
-        return self.text(start, end)
+def _line_text(buf: npt.NDArray[np.uint8], end: int) -> str:
+    """The text of the line of ``buf`` that ends at ``end``."""
+    start = end
+    while start > 0 and buf[start - 1] != ord("\n"):
+        start -= 1
+    return buf[start:end].tobytes().decode("utf-8", errors="replace")
 
 
 _LINE_PROBLEMS = {
@@ -252,51 +255,132 @@ def _objects(
     return table[codes]
 
 
-def read_pbs(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
-    """Read a PBS accounting log (module docstring) into a trace; ``path`` is a file, a
-    ``.gz`` file or a directory of daily files."""
-    path = Path(path)
-    log = _Log(path)
-    lines = scan_lines(log.buf)
-    numbers = np.arange(1, lines.status.shape[0] + 1, dtype=np.int64)
+@dataclass
+class _Piece:
+    """What one piece of the log holds, its lines numbered across the log: the malformed
+    lines; the records that are not job records (line, id); the job records (key, type,
+    line, whether the key is an array parent's); whether each E record of a job has a
+    token without ``=``; and, for each E record without one, the values of the wanted keys
+    (text or number; ``wrong``: the numeric ones that are not numbers, by key, with their
+    text) and its id."""
+
+    bad: list[BadLine]
+    other_lines: npt.NDArray[np.int64]
+    other_ids: pa.Array
+    keys: pa.Array
+    types: npt.NDArray[np.uint8]
+    lines: npt.NDArray[np.int64]
+    parent: npt.NDArray[np.bool_]
+    end_bad: npt.NDArray[np.bool_]
+    fields: dict[str, pa.Array]
+    values: dict[str, npt.NDArray[np.float64]]
+    wrong: dict[str, npt.NDArray[np.bool_]]
+    wrong_text: dict[tuple[str, int], str]
+    source: pa.Array
+
+
+def _scan_piece(buf: npt.NDArray[np.uint8], first: int) -> _Piece:
+    """Scan one piece of whole lines whose first line is line ``first`` of the log."""
+    lines = scan_lines(buf)
+    numbers = np.arange(first, first + lines.status.shape[0], dtype=np.int64)
     bad: list[BadLine] = []
     for code, reason in _LINE_PROBLEMS.items():
         for i in np.flatnonzero(lines.status == code).tolist():
-            bad.append(BadLine(i + 1, log.line(int(lines.end[i])), reason))
-
+            bad.append(BadLine(int(numbers[i]), _line_text(buf, int(lines.end[i])), reason))
     record = lines.status == RECORD
     job_record = record & np.isin(lines.rtype, np.frombuffer(_JOB_TYPE_BYTES, dtype=np.uint8))
     other = record & ~job_record
     rows = np.flatnonzero(job_record)
-    codes, key_values = _texts(strings(log.buf, lines.id_start[rows], lines.key_end[rows]))
-    keys = np.array(key_values, dtype=object)
-    parent = np.array([k.endswith("[]") for k in key_values], dtype=bool)[codes]
+    id_start, key_end = lines.id_start[rows], lines.key_end[rows]
+    # an array parent's key ends in "[]"
+    long_enough = key_end - id_start >= 2
+    parent = long_enough & (buf[np.where(long_enough, key_end - 2, 0)] == ord("["))
+    parent &= buf[np.where(long_enough, key_end - 1, 0)] == ord("]")
     types = lines.rtype[rows]
-    other_ids = strings(log.buf, lines.id_start[other], lines.id_end[other])
-    notes = [
-        reader_notes(numbers[other], _objects(*_texts(other_ids)), "not_a_job_record", "skipped")
-    ]
-
-    is_end = (types == ord("E")) & ~parent
-    end_rows = rows[is_end]
+    end_rows = rows[(types == ord("E")) & ~parent]
     value_start, value_end, bad_token = scan_values(
-        log.buf, lines.message_start[end_rows], lines.end[end_rows], _KEY_TABLE
+        buf, lines.message_start[end_rows], lines.end[end_rows], _KEY_TABLE
     )
     for k in np.flatnonzero(bad_token >= 0).tolist():
-        token_start = int(bad_token[k])
-        token = log.text(token_start, token_start + 40).split(" ", 1)[0]
-        i = int(end_rows[k])
-        reason = f"expected key=value, found {token!r}"
-        bad.append(BadLine(i + 1, log.line(int(lines.end[i])), reason))
-    if bad:
-        bad.sort(key=lambda b: b.line)
-        if not skip_bad_lines:
-            first = bad[0]
-            raise WorkloadError(f"{log.where(first.line)}: {first.reason}")
+        token_start, i = int(bad_token[k]), int(end_rows[k])
+        token_end = min(token_start + 40, int(lines.end[i]))  # within its line
+        token = buf[token_start:token_end].tobytes().decode("utf-8", errors="replace")
+        reason = f"expected key=value, found {token.split(' ', 1)[0]!r}"
+        bad.append(BadLine(int(numbers[i]), _line_text(buf, int(lines.end[i])), reason))
+    usable = bad_token < 0
+    value_start, value_end, used_rows = value_start[usable], value_end[usable], end_rows[usable]
+    fields: dict[str, pa.Array] = {}
+    values: dict[str, npt.NDArray[np.float64]] = {}
+    wrong: dict[str, npt.NDArray[np.bool_]] = {}
+    wrong_text: dict[tuple[str, int], str] = {}
+    for k, name in enumerate(_KEYS):
+        if name not in _NUMERIC_KEYS:
+            fields[name] = strings(buf, value_start[:, k], value_end[:, k])
+            continue
+        values[name], wrong[name] = scanned_numbers(buf, value_start[:, k], value_end[:, k])
+        for r in np.flatnonzero(wrong[name]).tolist():
+            text = buf[value_start[r, k] : value_end[r, k]].tobytes()
+            wrong_text[name, r] = text.decode("utf-8", errors="replace")
+    return _Piece(
+        bad=bad,
+        other_lines=numbers[other],
+        other_ids=strings(buf, lines.id_start[other], lines.id_end[other]),
+        keys=strings(buf, id_start, key_end),
+        types=types,
+        lines=numbers[rows],
+        parent=parent,
+        end_bad=~usable,
+        fields=fields,
+        values=values,
+        wrong=wrong,
+        wrong_text=wrong_text,
+        source=strings(buf, lines.id_start[used_rows], lines.id_end[used_rows]),
+    )
+
+
+def _joined(arrays: list[pa.Array]) -> pa.Array:
+    return pa.concat_arrays(arrays) if arrays else pa.array([], pa.large_binary())
+
+
+def read_pbs(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
+    """Read a PBS accounting log (module docstring) into a trace; ``path`` is a file, a
+    ``.gz`` file or a directory of daily files.
+
+    The log is read a piece of whole lines at a time (a few MB), each piece scanned as it
+    comes and only what its records give kept, so a million records need memory for
+    their values, not for the log's text. Which E record of a job wins is decided once
+    every piece is in (the last one, wherever it lies)."""
+    path = Path(path)
+    log = _Log(path)
+    pieces = [_scan_piece(np.frombuffer(text, np.uint8), first) for first, text in log.pieces()]
+    bad = sorted((b for piece in pieces for b in piece.bad), key=lambda b: b.line)
+    if bad and not skip_bad_lines:
+        raise WorkloadError(f"{log.where(bad[0].line)}: {bad[0].reason}")
+
+    def joined_numbers(name: str, dtype: Any) -> npt.NDArray[Any]:
+        parts = [getattr(piece, name) for piece in pieces]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+    codes, key_values = _texts(_joined([piece.keys for piece in pieces]))
+    keys = np.array(key_values, dtype=object)
+    types = joined_numbers("types", np.uint8)
+    record_lines = joined_numbers("lines", np.int64)
+    parent = joined_numbers("parent", np.bool_)
+    other_ids = _joined([piece.other_ids for piece in pieces])
+    notes = [
+        reader_notes(
+            joined_numbers("other_lines", np.int64),
+            _objects(*_texts(other_ids)),
+            "not_a_job_record",
+            "skipped",
+        )
+    ]
 
     # several E records for one key: the last one wins
+    is_end = (types == ord("E")) & ~parent
+    end_lines = record_lines[is_end]
     end_codes = codes[is_end]
-    usable = bad_token < 0
+    usable = ~joined_numbers("end_bad", np.bool_)
     last = np.zeros(end_codes.shape[0], dtype=bool)
     candidates = np.flatnonzero(usable)
     _, from_end = np.unique(end_codes[candidates][::-1], return_index=True)
@@ -304,42 +388,55 @@ def read_pbs(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     replaced = usable & ~last
     notes.append(
         reader_notes(
-            numbers[end_rows[replaced]],
-            keys[end_codes[replaced]],
-            "duplicate_end_record",
-            "dropped",
+            end_lines[replaced], keys[end_codes[replaced]], "duplicate_end_record", "dropped"
         )
     )
     chosen = np.flatnonzero(last)
+    # the chosen records among those the pieces kept values for (the usable ones)
+    kept = (np.cumsum(usable) - 1)[chosen]
+    every = kept.shape[0] == candidates.shape[0]  # no E record was replaced
+
+    def take(array: pa.Array) -> pa.Array:
+        return array if every else array.take(pa.array(kept))
+
     fields = {
-        name: strings(log.buf, value_start[chosen, k], value_end[chosen, k])
-        for k, name in enumerate(_KEYS)
+        name: take(_joined([piece.fields[name] for piece in pieces]))
+        for name in _KEYS
         if name not in _NUMERIC_KEYS
     }
     values: dict[str, npt.NDArray[np.float64]] = {}
-    for k, name in enumerate(_KEYS):
+    offsets = np.cumsum([0, *(len(piece.source) for piece in pieces)])
+    for name in _KEYS:
         if name in _NUMERIC_KEYS:
-            values[name], wrong = scanned_numbers(
-                log.buf, value_start[chosen, k], value_end[chosen, k]
-            )
-            if wrong >= 0:
-                row = int(chosen[wrong])
-                found = log.text(int(value_start[row, k]), int(value_end[row, k]))
-                where = log.where(int(numbers[end_rows[row]]))
+            values[name] = _joined_of(pieces, "values", name)[kept]
+            wrong = np.flatnonzero(_joined_of(pieces, "wrong", name)[kept])
+            if wrong.size:
+                row = int(kept[wrong[0]])
+                p = int(np.searchsorted(offsets, row, side="right")) - 1
+                found = pieces[p].wrong_text[name, row - int(offsets[p])]
+                where = log.where(int(end_lines[chosen[wrong[0]]]))
                 raise WorkloadError(f"{where}: {name}: expected a number, found {found!r}")
-    kept = end_rows[chosen]
-    source = strings(log.buf, lines.id_start[kept], lines.id_end[kept])
+    source = take(_joined([piece.source for piece in pieces]))
+    pieces.clear()  # their values are in the columns now
     has_end = np.zeros(keys.shape[0], dtype=bool)
     has_end[end_codes[chosen]] = True
-    notes.extend(_record_notes(codes, keys, types, numbers[rows], parent, has_end))
+    notes.extend(_record_notes(codes, keys, types, record_lines, parent, has_end))
 
     try:
-        jobs = _jobs(fields, values, numbers[kept], source)
+        jobs = _jobs(fields, values, end_lines[chosen], source)
     except _BadValue as exc:
         raise WorkloadError(f"{log.where(exc.line)}: {exc.reason}") from None
     jobs.bad_lines = tuple(bad)
     jobs.notes = pd.concat(notes, ignore_index=True)
     return log_trace(path, jobs, "PBS accounting")
+
+
+def _joined_of(pieces: list[_Piece], kind: str, name: str) -> npt.NDArray[Any]:
+    """The pieces' arrays ``kind`` (``values`` or ``wrong``) of key ``name``, end to end."""
+    parts = [getattr(piece, kind)[name] for piece in pieces]
+    if parts:
+        return np.concatenate(parts)
+    return np.zeros(0, dtype=np.float64 if kind == "values" else np.bool_)
 
 
 def _record_notes(

@@ -219,16 +219,17 @@ def _gather(data, starts, lengths, offsets):  # type: ignore[no-untyped-def]
 
 def numbers(
     data: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.float64], int]:
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
     """The byte ranges as numbers (an optional sign, digits, an optional fraction; NaN where
-    ``starts[i]`` is -1), and the index of the first range that is not one (-1: none)."""
-    result: tuple[npt.NDArray[np.float64], int] = _numbers(data, starts, ends)
+    ``starts[i]`` is -1 or the range is not one), and which ranges are not one."""
+    result: tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]] = _numbers(data, starts, ends)
     return result
 
 
 @numba.njit(cache=True)
 def _numbers(data, starts, ends):  # type: ignore[no-untyped-def]
     out = np.full(starts.shape[0], np.nan)
+    wrong = np.zeros(starts.shape[0], dtype=np.bool_)
     for i in range(starts.shape[0]):
         s, e = starts[i], ends[i]
         if s < 0:
@@ -238,7 +239,8 @@ def _numbers(data, starts, ends):  # type: ignore[no-untyped-def]
             sign = -1.0 if data[s] == 45 else 1.0
             s += 1
         if s >= e:
-            return out, i
+            wrong[i] = True
+            continue
         value = 0.0
         scale = 0.0
         for p in range(s, e):
@@ -252,6 +254,8 @@ def _numbers(data, starts, ends):  # type: ignore[no-untyped-def]
             elif b == 46 and scale == 0:
                 scale = 10.0
             else:
-                return out, i
-        out[i] = sign * value
-    return out, -1
+                wrong[i] = True
+                break
+        if not wrong[i]:
+            out[i] = sign * value
+    return out, wrong

@@ -97,13 +97,14 @@ earlier record stays a job of its own, with a ``duplicate_id`` warning.
 
 Notes (:attr:`SwfTrace.notes`) come grouped by reason, each group in file order.
 
-Speed: a plain file is memory-mapped and split by pyarrow's CSV reader, times parsed by
-it, every other value a string; the columns other
-than JobID and the times are read as dictionaries and converted through their distinct
-values (a million-job log has a few thousand distinct ReqMem, TRES, NodeList...). Only when
-a row has the wrong field count (or there is a blank line) are the lines walked one by one,
-to number them. A million-row sacct file (the 2016 XDMoD log repeated with shifted ids and
-times, 350 MB) reads in about 2 s on one core.
+Speed and memory: the file is read a piece of whole lines at a time (a few MB; gzip
+too), each piece split by pyarrow's CSV reader, times parsed by it, every other value a
+string, so only the columns are held, never the whole text; the columns other than JobID
+and the times are read as dictionaries and converted through their distinct values (a
+million-job log has a few thousand distinct ReqMem, TRES, NodeList...). Only when a row
+has the wrong field count (or there is a blank line) is the file read whole and its lines
+walked one by one, to number them. A million-row sacct file (the 2016 XDMoD log repeated
+with shifted ids and times, 350 MB) reads in about 2 s on one core.
 
 **jobcomp/filetxt** (:func:`read_slurm_jobcomp`): the file ``JobCompLoc`` names when
 ``JobCompType=jobcomp/filetxt``, one line per ended job: ``JobId=123 UserId=alice(1000)
@@ -129,15 +130,12 @@ import numpy.typing as npt
 import pandas as pd
 
 from queuesim.common.errors import WorkloadError
-from queuesim.common.files import UTF8_BOM, decode_line, mapped_bytes, read_bytes
+from queuesim.common.files import UTF8_BOM, decode_line, read_bytes
 from queuesim.traces.log_frame import (
     LogJobs,
     log_trace,
 )
-from queuesim.traces.slurm_table import (
-    _read_table,
-    _Table,
-)
+from queuesim.traces.slurm_table import _Table, read_rows
 from queuesim.traces.slurm_values import (
     _JOB_ID,
     _JOBCOMP_COLUMNS,
@@ -446,7 +444,7 @@ def read_sacct(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     then it is recorded in :attr:`SwfTrace.bad_lines` and left out.
     """
     path = Path(path)
-    table, bad = _read_table(path, mapped_bytes(path, "sacct file"), skip_bad_lines=skip_bad_lines)
+    table, bad = read_rows(path, skip_bad_lines=skip_bad_lines)
     jobs = _jobs(path, table, bad, skip_bad_lines=skip_bad_lines)
     return log_trace(path, jobs, "Slurm sacct")
 

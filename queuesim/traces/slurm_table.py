@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from queuesim.common.errors import WorkloadError
-from queuesim.common.files import UTF8_BOM, decode_line
+from queuesim.common.files import UTF8_BOM, decode_line, line_chunks, mapped_bytes
 from queuesim.traces.log_frame import (
     text_column,
 )
@@ -249,13 +249,49 @@ def _parse_rows(
     return {n: table.column(columns[names.index(n)]) for n in keep}
 
 
-def _read_table(
-    path: Path, content: bytes | memoryview, *, skip_bad_lines: bool
-) -> tuple[_Table, list[BadLine]]:
-    """The sacct rows of ``content`` by column name, and the malformed lines."""
-    data = memoryview(content)
-    if bytes(data[: len(UTF8_BOM)]) == UTF8_BOM:
-        data = data[len(UTF8_BOM) :]
+def read_rows(path: Path, *, skip_bad_lines: bool) -> tuple[_Table, list[BadLine]]:
+    """The sacct rows of the file at ``path`` by column name, and the malformed lines.
+
+    The file is read a piece of whole lines at a time (:func:`line_chunks`, a few MB),
+    each piece split by Arrow's CSV reader as it comes, so only the columns are held, not
+    the file's text. A file where some piece does not split cleanly (a malformed row, a
+    blank line) or whose pieces' columns come out typed differently is read whole
+    (:func:`_read_table`), line by line where it must be: the same rows either way."""
+    names: list[str] | None = None
+    parts: list[dict[str, Any]] = []
+    numbers: list[IntArray] = []
+    for first, text in line_chunks(path, "sacct file"):
+        body, number = memoryview(text), first
+        if names is None:
+            if not text.strip():  # only blank lines so far: left to the whole read
+                break
+            names, start, number = _layout(path, body)
+            body = body[start:]
+        if _blank(body):
+            continue
+        columns = _parse_rows(body, names, _USED)
+        if columns is None or (parts and any(columns[n].type != parts[0][n].type for n in columns)):
+            break
+        parts.append(columns)
+        rows = len(next(iter(columns.values()))) if columns else 0
+        numbers.append(np.arange(number, number + rows, dtype=np.int64))
+    else:
+        if parts:
+            line = np.concatenate(numbers)
+            joined = {
+                n: pa.chunked_array(
+                    [chunk for part in parts for chunk in part[n].chunks], parts[0][n].type
+                )
+                for n in parts[0]
+            }
+            return _Table(line.shape[0], line, joined), []
+    parts.clear()
+    return _read_table(path, mapped_bytes(path, "sacct file"), skip_bad_lines=skip_bad_lines)
+
+
+def _layout(path: Path, data: memoryview) -> tuple[list[str], int, int]:
+    """The column names of the sacct text ``data`` (from its header line, else Open
+    XDMoD's order), where its rows start and the number of their first line."""
     # the first non-blank line: a header, or the first job line of a header-less file
     head = bytes(data[: 1 << 16])
     if not head.strip() and len(data) > len(head):
@@ -298,6 +334,17 @@ def _read_table(
                 f"{len(names)} fields of Open XDMoD's order ({','.join(names)})"
             )
         body_start, body_number = offset, first_number
+    return names, body_start, body_number
+
+
+def _read_table(
+    path: Path, content: bytes | memoryview, *, skip_bad_lines: bool
+) -> tuple[_Table, list[BadLine]]:
+    """The sacct rows of ``content`` by column name, and the malformed lines."""
+    data = memoryview(content)
+    if bytes(data[: len(UTF8_BOM)]) == UTF8_BOM:
+        data = data[len(UTF8_BOM) :]
+    names, body_start, body_number = _layout(path, data)
     view = data[body_start:]
     if len(view):
         # every line is a row when none is invalid (pyarrow calls a blank line invalid)
