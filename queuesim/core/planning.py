@@ -445,7 +445,7 @@ def _compress(pl: Planning) -> None:
     are kept while no job moves."""
     prof, state, jobs, _counts, waiting, plan = pl
     one_pool = prof.cpus.shape[1] == 1
-    most = np.empty(prof.times.shape[0], dtype=np.int64)
+    most = np.zeros(prof.times.shape[0], dtype=np.int64)
     most_valid = False
     widest = 0
     for k in range(waiting.shape[0]):
@@ -476,8 +476,9 @@ def _compress(pl: Planning) -> None:
             _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
             plan.starts[k] = prof.times[i]
             _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
-            if plan.starts[k] != before or not one_pool:
-                most_valid = False
+            # taken out and back in, the job may have split steps even where it stays:
+            # the running maximum is by step, so it is learnt again
+            most_valid = False
 
 
 @numba.njit(cache=True)
