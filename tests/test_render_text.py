@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from queuesim.reports.document import Figure, Para, Report, Section, Table
-from queuesim.reports.render_text import print_report, rich_tables
+from queuesim.reports.render_text import print_report, print_table, rich_tables
 
 
 def wide_table() -> Table:
@@ -89,3 +89,14 @@ def test_a_prose_column_wraps_at_spaces_before_the_table_splits() -> None:
     assert "1,234" in text and "12.5 %" in text
     tokens = text.split()
     assert all(word in tokens for word in meaning.split())  # wrapped between words only
+
+
+def test_a_command_table_prints_under_its_title_within_the_width() -> None:
+    """print_table (the benchmarks' and check-invariants' tables) puts the title first and
+    lays the table out as a report's: within the console's width, no number wrapped."""
+    console = Console(width=50, record=True, color_system=None)
+    print_table(console, "bench", wide_table())
+    lines = console.export_text().splitlines()
+    assert lines[0] == "bench"
+    assert max(cell_len(line) for line in lines) <= 50
+    assert all(f"{k},123.45" in "\n".join(lines) for k in range(6))

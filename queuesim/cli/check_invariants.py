@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from queuesim.cli.options import add_folders, folders, paragraph, subparser
 from queuesim.common.errors import QueuesimError
@@ -55,21 +54,26 @@ def cmd_check_invariants(args: argparse.Namespace, console: Console) -> int:
     cases = select(RELEASE if args.all or args.trace else QUICK, args.trace, args.policy)
     if not cases:
         raise QueuesimError("no trace and policy match --trace and --policy")
-    table = Table("trace", "site", "policy", "jobs", "rejected", "seconds", "invariants")
+    from queuesim.reports.document import Table
+    from queuesim.reports.render_text import print_table
+
+    rows: list[list[str]] = []
     broken = 0
     total = 0.0
     for checked in check_cases(cases, workloads, configs):
         case = checked.case
         total += checked.seconds
-        verdict = "[green]hold[/green]" if not checked.violations else "[red]BROKEN[/red]"
-        table.add_row(
-            case.trace.rsplit("/", 1)[-1],
-            case.site.removesuffix(".yaml"),
-            case.policy,
-            f"{checked.jobs:,}",
-            f"{checked.rejected:,}",
-            f"{checked.seconds:.1f}",
-            verdict,
+        verdict = "hold" if not checked.violations else "BROKEN"
+        rows.append(
+            [
+                case.trace.rsplit("/", 1)[-1],
+                case.site.removesuffix(".yaml"),
+                case.policy,
+                f"{checked.jobs:,}",
+                f"{checked.rejected:,}",
+                f"{checked.seconds:.1f}",
+                verdict,
+            ]
         )
         console.print(
             f"[dim]{case.trace} {case.site} {case.policy}: {checked.jobs:,} jobs, "
@@ -79,7 +83,9 @@ def cmd_check_invariants(args: argparse.Namespace, console: Console) -> int:
         for line in checked.violations:
             broken += 1
             console.print(f"[red]{case}[/red]: {line}", highlight=False)
-    console.print(table)
+    columns = ["trace", "site", "policy", "jobs", "rejected", "seconds", "invariants"]
+    right = [c in ("jobs", "rejected", "seconds") for c in columns]
+    print_table(console, "invariants per run", Table(columns, rows, right))
     console.print(
         f"{len(cases)} runs in {total:.0f} s; {broken} invariant violations", highlight=False
     )

@@ -38,7 +38,7 @@ from queuesim.reports.document import (
     plain,
 )
 
-__all__ = ["print_report", "report_renderable", "rich_tables", "to_json"]
+__all__ = ["print_report", "print_table", "report_renderable", "rich_tables", "to_json"]
 
 _BEST = Style(bold=True, color="green")
 #: the narrowest a wrapped text column is made (in cells)
@@ -130,6 +130,14 @@ def _block_renderables(block: Block, width: int) -> list[RenderableType]:
     if isinstance(block, Figure):
         return [RichText(f"[figure: {block.caption} - {block.file}]", style="dim")]
     return [RichText("• ") + _rich(item) for item in block.items]
+
+
+def print_table(console: Console, title: str, block: Table) -> None:
+    """``block`` under a bold ``title``, laid out for the console's width as a report's
+    tables are (text wrapped at spaces or the table split by columns, no number wrapped)."""
+    console.print(RichText(title, style="bold"))
+    for table in rich_tables(block, console.width):
+        console.print(table)
 
 
 def report_renderable(

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.table import Table
 
 from queuesim.common.errors import QueuesimError
 from queuesim.studies.real_traces import resolve_traces
@@ -196,8 +195,11 @@ def run_bench(
     """Run every trace (a name of :data:`~.real_traces.TRACE_SITES` or its start, found in
     ``workloads``) under every policy, each in a fresh process, and print the table of
     their figures."""
+    from queuesim.reports.document import Table
+    from queuesim.reports.render_text import print_table
+
     specs = resolve_traces(traces, workloads, site_configs)
-    table = Table(title="queuesim bench (each run in a fresh process)")
+    rows: list[list[str]] = []
     columns = (
         "trace",
         "policy",
@@ -210,25 +212,28 @@ def run_bench(
         "peak MB",
         "starts vs reference",
     )
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("trace", "policy") else "right")
     for spec in specs:
         for policy in policies:
             console.print(f"running {spec.workload.name} / {policy} ...", highlight=False)
             fig = _run_child(spec.workload, spec.site, policy)
-            table.add_row(
-                spec.name,
-                policy,
-                f"{int(fig['jobs']):,}",
-                f"{fig['read_seconds']:.2f}",
-                f"{fig['compile_seconds']:.2f}",
-                f"{fig['sim_seconds']:.2f}",
-                f"{fig['sim_cpu_seconds']:.2f}",
-                f"{fig['jobs'] / fig['sim_seconds']:,.0f}",
-                f"{fig['peak_mb']:.0f}",
-                str(fig["starts"]),
+            rows.append(
+                [
+                    spec.name,
+                    policy,
+                    f"{int(fig['jobs']):,}",
+                    f"{fig['read_seconds']:.2f}",
+                    f"{fig['compile_seconds']:.2f}",
+                    f"{fig['sim_seconds']:.2f}",
+                    f"{fig['sim_cpu_seconds']:.2f}",
+                    f"{fig['jobs'] / fig['sim_seconds']:,.0f}",
+                    f"{fig['peak_mb']:.0f}",
+                    str(fig["starts"]),
+                ]
             )
-    console.print(table)
+    right = [column not in ("trace", "policy", "starts vs reference") for column in columns]
+    print_table(
+        console, "queuesim bench (each run in a fresh process)", Table(columns, rows, right)
+    )
 
 
 if __name__ == "__main__":

@@ -34,12 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from queuesim.common import program
 from queuesim.common.atomic import atomic_write_text
 from queuesim.common.errors import QueuesimError
 from queuesim.common.version import __version__
+from queuesim.reports.document import Table
+from queuesim.reports.render_text import print_table
 from queuesim.studies.bench import run_child, same_starts, start_digest
 
 HPC2N = "HPC2N-2002-2.2-cln.swf.gz"
@@ -285,11 +286,9 @@ def run_bench_table(
     for run in runs:
         if not run.sample and not (workloads / run.trace).is_file():
             raise QueuesimError(f"{workloads / run.trace}: trace not found (use --workloads DIR)")
-    table = Table(title=f"queuesim bench ({platform.node()}, {os.cpu_count()} CPUs)")
     columns = ["run", "jobs", "read", "prepare", "kernels", "simulate", "write", "total s"]
     columns += ["jobs/s", "scanned/pass", "peak MB", "target", "", "starts"]
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("run", "target", "") else "right")
+    lines: list[list[str]] = []
     rows = []
     for run in runs:
         console.print(f"running {run.name} ...", highlight=False)
@@ -305,8 +304,10 @@ def run_bench_table(
         cells.append(f"{figures['scanned'] / passes:,.1f}" if passes else "")
         cells.append(f"{figures['peak_mb']:,.0f}" if "peak_mb" in figures else "")
         cells += [_target(run), _verdict(figures, run), ", ".join(figures.get("starts", []))]
-        table.add_row(*cells)
-    console.print(table)
+        lines.append(cells)
+    right = [column not in ("run", "target", "", "starts") for column in columns]
+    title = f"queuesim bench ({platform.node()}, {os.cpu_count()} CPUs)"
+    print_table(console, title, Table(columns, lines, right))
     scaling = [r for r in rows if r["run"].startswith("EASY, HPC2N x") and "total" in r]
     for small, big in itertools.pairwise(scaling):
         ratio = big["simulate"] / small["simulate"] if small["simulate"] else float("inf")

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rich.console import Console
-from rich.table import Table
 
 from queuesim.common.errors import QueuesimError
 from queuesim.studies.bench import run_child
@@ -102,9 +101,10 @@ def run_reader_bench(
     missing = [str(s[1]) for s in sources if not s[1].is_file()]
     if missing:
         raise QueuesimError(f"the reader benchmark needs {', '.join(missing)}")
-    table = Table(title=f"log readers (read_trace, fresh process, median of {repeat})")
-    for column in ("log", "input", "jobs", "seconds", "per second", "peak MB"):
-        table.add_column(column, justify="left" if column == "log" else "right")
+    from queuesim.reports.document import Table
+    from queuesim.reports.render_text import print_table
+
+    rows: list[list[str]] = []
     with tempfile.TemporaryDirectory(prefix="queuesim-readers-") as folder:
         for label, source, make, unit in sources:
             target = Path(folder) / f"{source.stem}.big"
@@ -115,16 +115,20 @@ def run_reader_bench(
             ]
             figures = sorted(runs, key=lambda f: f["seconds"])[len(runs) // 2]  # the median
             rate = count / figures["seconds"]
-            table.add_row(
-                label,
-                f"{count:,} {unit}",
-                f"{int(figures['jobs']):,}",
-                f"{figures['seconds']:.2f}",
-                f"{rate:,.0f} {unit}/s",
-                f"{figures['peak_mb']:,.0f}",
+            rows.append(
+                [
+                    label,
+                    f"{count:,} {unit}",
+                    f"{int(figures['jobs']):,}",
+                    f"{figures['seconds']:.2f}",
+                    f"{rate:,.0f} {unit}/s",
+                    f"{figures['peak_mb']:,.0f}",
+                ]
             )
             target.unlink()
-    console.print(table)
+    columns = ["log", "input", "jobs", "seconds", "per second", "peak MB"]
+    title = f"log readers (read_trace, fresh process, median of {repeat})"
+    print_table(console, title, Table(columns, rows, [c != "log" for c in columns]))
 
 
 if __name__ == "__main__":
