@@ -442,7 +442,8 @@ def _compress(pl: Planning) -> None:
 
     On one pool, a job asking only CPUs that would stay where it is (:func:`_stays`) is
     left unsearched; the running maximum of the free CPUs and the stretches it consults
-    are kept while no job moves."""
+    are kept while no job is searched (a search takes the job out and back in, which may
+    split steps even where it stays)."""
     prof, state, jobs, _counts, waiting, plan = pl
     one_pool = prof.cpus.shape[1] == 1
     most = np.zeros(prof.times.shape[0], dtype=np.int64)
