@@ -39,9 +39,7 @@ CONFLICT_MARKER = re.compile(r"^(<{7}|>{7}) |^={7}$", flags=re.M)
 
 def test_no_tracked_text_file_keeps_a_merge_conflict_marker(repo: Path) -> None:
     # A resolved merge once left README's Speed section with both sides and the markers.
-    listed = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=repo, capture_output=True, check=False
-    )
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, check=False)
     if listed.returncode == 0:
         names = [n for n in listed.stdout.decode().split("\0") if n]
     else:  # not a git checkout (an unpacked sdist): the project's own folders
