@@ -35,6 +35,7 @@ from queuesim.traces.slurm_values import (
     _TIMES,
     _USED,
     XDMOD_FIELDS,
+    CodeArray,
     FloatArray,
     IntArray,
     TextArray,
@@ -53,7 +54,7 @@ class _Table:
     columns: dict[str, Any]
     rows: IntArray | None = None
     """Where set, :meth:`factorized`, :meth:`mapped` and :meth:`times` give these rows."""
-    cache: dict[str, tuple[IntArray, list[str]]] = field(default_factory=dict)
+    cache: dict[str, tuple[CodeArray, list[str]]] = field(default_factory=dict)
     converted: dict[str, Any] = field(default_factory=dict)
 
     def has(self, name: str) -> bool:
@@ -75,20 +76,22 @@ class _Table:
             return np.asarray(matched.to_numpy(zero_copy_only=False), dtype=bool)
         return np.fromiter((str(s).isdigit() for s in self.text(name)), bool, count=self.n)
 
-    def factorized(self, name: str) -> tuple[IntArray, list[str]]:
+    def factorized(self, name: str) -> tuple[CodeArray, list[str]]:
         """Codes into the distinct values, and those values (``[""]`` when absent)."""
         codes, uniques = self._factorized(name)
         return (codes if self.rows is None else codes[self.rows]), uniques
 
-    def _factorized(self, name: str) -> tuple[IntArray, list[str]]:
+    def _factorized(self, name: str) -> tuple[CodeArray, list[str]]:
         if name not in self.cache:
             self.cache[name] = self._factorize(name)
         return self.cache[name]
 
-    def _factorize(self, name: str) -> tuple[IntArray, list[str]]:
+    def _factorize(self, name: str) -> tuple[CodeArray, list[str]]:
+        # 32-bit codes (Arrow's dictionary indices as they are): the cache holds one
+        # array per column for the whole read
         column = self.columns.get(name)
         if column is None:
-            return np.zeros(self.n, dtype=np.int64), [""]
+            return np.zeros(self.n, dtype=np.int32), [""]
         if isinstance(column, pa.ChunkedArray | pa.Array):
             if isinstance(column, pa.Array):
                 column = pa.chunked_array([column])
@@ -96,13 +99,27 @@ class _Table:
                 column = column.dictionary_encode()
             column = column.unify_dictionaries()
             if column.num_chunks == 0:
-                return np.zeros(0, dtype=np.int64), [""]
+                return np.zeros(0, dtype=np.int32), [""]
             codes = np.concatenate(
                 [c.indices.to_numpy(zero_copy_only=False) for c in column.chunks]
-            ).astype(np.int64)
+            ).astype(np.int32, copy=False)
             return codes, [str(v) for v in column.chunk(0).dictionary.to_pylist()]
-        codes, uniques = pd.factorize(pd.Series(column, dtype=object), sort=False)
-        return codes.astype(np.int64), [str(v) for v in uniques]
+        found, uniques = pd.factorize(pd.Series(column, dtype=object), sort=False)
+        return found.astype(np.int32), [str(v) for v in uniques]
+
+    def strings(self, name: str) -> pa.Array:
+        """The column (all rows) as one Arrow string array: a million ids cost their bytes
+        and offsets, not a million Python objects."""
+        column = self.columns.get(name)
+        if column is None:
+            return pa.array([""] * self.n, type=pa.string())
+        if isinstance(column, pa.ChunkedArray | pa.Array):
+            if pa.types.is_dictionary(column.type):
+                column = column.cast(pa.string())
+            if isinstance(column, pa.ChunkedArray):
+                return column.combine_chunks() if column.num_chunks else pa.array([], pa.string())
+            return column
+        return pa.array(column, type=pa.string())
 
     def text(self, name: str) -> TextArray:
         column = self.columns.get(name)
@@ -131,7 +148,9 @@ class _Table:
         if column is None:
             return False
         integers = self._integers(name)
-        column = column if integers is None else integers
+        if integers is not None:  # sorted copy: 8 bytes a row, where hashing costs ~100
+            ordered = np.sort(np.asarray(integers.to_numpy(), dtype=np.int64))
+            return bool((ordered[1:] != ordered[:-1]).all())
         return int(pc.count_distinct(column).as_py()) == len(column)
 
     def counts(self, name: str) -> IntArray:
@@ -145,9 +164,17 @@ class _Table:
 
     def mapped(self, name: str, convert: Callable[[str], Any], dtype: Any) -> Any:
         """``convert`` applied to each distinct value, spread over the rows."""
-        codes, uniques = self.factorized(name)
-        values = np.array([convert(u) for u in uniques or [""]], dtype=dtype)
+        codes, values = self.distinct(name, convert, dtype)
         return values[codes]
+
+    def distinct(
+        self, name: str, convert: Callable[[str], Any], dtype: Any
+    ) -> tuple[CodeArray, Any]:
+        """The codes of the rows and ``convert`` applied to each distinct value: where
+        ``convert`` gives several numbers, the caller spreads only the ones it needs
+        (``values[:, k][codes]``) rather than a row of all of them per job."""
+        codes, uniques = self.factorized(name)
+        return codes, np.array([convert(u) for u in uniques or [""]], dtype=dtype)
 
     def text_of(self, name: str, convert: Callable[[str], str] = str) -> pd.Categorical:
         """``convert`` applied to each distinct value, as a categorical text column."""
