@@ -441,6 +441,32 @@ def test_bad_job_id_is_malformed(tmp_path: Path) -> None:
     assert trace.bad_lines[0].text.startswith("abc|")
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("Submit", "2024-13-45T00:00:00"),  # a month and day that do not exist
+        ("End", "soon"),
+        ("NCPUS", "-4"),
+        ("NNodes", "two"),
+    ],
+)
+def test_a_time_or_count_that_is_not_one_is_an_error_naming_line_and_column(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    """A Submit/Start/End/Eligible that is not a time, or an NCPUS/ReqCPUS/NNodes that is
+    not a whole number >= 0, is not read as unknown in silence: an error naming the file,
+    line, column and value; with skip_bad_lines the job is kept, the value unknown and
+    noted ``bad_<column>``."""
+    path = write(
+        tmp_path / "v.sacct", "\n".join([HEADER, row(JobID="1"), row(JobID="2", **{field: value})])
+    )
+    with pytest.raises(WorkloadError, match=rf"v\.sacct:3: {field}: expected .*found '{value}'"):
+        read_sacct(path)
+    trace = read_sacct(path, skip_bad_lines=True)
+    assert trace.jobs["source_id"].tolist() == ["1", "2"]
+    assert notes_of(trace) == {(f"bad_{field.lower()}", "warning"): 1}
+
+
 def test_not_utf8_is_read_with_replacement(tmp_path: Path) -> None:
     data = (HEADER + "\n" + row(JobID="1", User="x")).encode().replace(b"|x|", b"|\xff|")
     path = tmp_path / "u.sacct"
@@ -585,8 +611,11 @@ def test_unknown_times_are_nan(tmp_path: Path) -> None:
     )
 
 
-def test_a_time_that_is_not_one_is_nan(tmp_path: Path) -> None:
-    trace = sacct(tmp_path, row(JobID="1", End="soon"), row(JobID="2"))
+def test_a_time_that_is_not_one_is_nan_when_bad_lines_are_skipped(tmp_path: Path) -> None:
+    """With skip_bad_lines a malformed time is unknown (no runtime), the rest of the job
+    read (without it: an error, test_a_time_or_count_that_is_not_one_is_an_error...)."""
+    text = "\n".join([HEADER, row(JobID="1", End="soon"), row(JobID="2")]) + "\n"
+    trace = read_sacct(write(tmp_path / "x.sacct", text), skip_bad_lines=True)
     assert trace.jobs["runtime"].tolist() == [-1, 3600]
     assert (trace.jobs["wait"] == 60).all()
 

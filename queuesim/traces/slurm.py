@@ -91,6 +91,12 @@ What each column becomes (``LogJobs``, :mod:`queuesim.traces.log_frame`):
   without it the SWF average CPU time is unknown. Used memory is always unknown (MaxRSS
   lives on step rows).
 
+A time (Submit, Eligible, Start, End) that is neither a time nor unknown, or a count
+(NCPUS, ReqCPUS, NNodes) that is not a whole number of 0 or more (nor a range ``1-2``,
+unknown), is an error naming the
+file, line, column and value; with ``skip_bad_lines`` the job is kept with that value
+unknown and a ``bad_<column>`` note (``bad_submit``, ``bad_ncpus``...).
+
 The same job id twice (``-D``, or two clusters' ids in one file: the key is Cluster and
 JobID): an earlier record in a requeue state is dropped (``requeued``, repaired); any other
 earlier record stays a job of its own, with a ``duplicate_id`` warning.
@@ -141,6 +147,7 @@ from queuesim.traces.log_frame import (
 )
 from queuesim.traces.slurm_table import _Table, read_rows
 from queuesim.traces.slurm_values import (
+    _COUNTS,
     _JOB_ID,
     _JOBCOMP_COLUMNS,
     _JOBCOMP_REQUIRED,
@@ -149,6 +156,7 @@ from queuesim.traces.slurm_values import (
     _MEM_PER_NODE,
     _MEM_UNSET,
     _REQUEUE,
+    _TIMES,
     _USER_ID,
     JOBCOMP_KEYS,
     SACCT_FIELDS,
@@ -286,6 +294,13 @@ def _job_ids(
     return ids, keys, is_step, is_het, malformed, ranges
 
 
+#: the columns whose values must be of their kind, and what that kind is
+_CHECKED = {
+    **{name: "a time YYYY-MM-DDTHH:MM:SS (or Unknown, None)" for name in sorted(_TIMES)},
+    **{name: "a whole number of 0 or more (or a range 1-2)" for name in sorted(_COUNTS)},
+}
+
+
 def _names(table: _Table, name: str, fallback: str | None = None) -> TextArray:
     """The names of a column, stripped; where empty, those of ``fallback`` (a module
     function, not a closure: a recursive closure is a reference cycle that would keep the
@@ -385,6 +400,20 @@ def _jobs(path: Path, table: _Table, bad: list[BadLine], *, skip_bad_lines: bool
         notes.add(job_lines[mask], source.filter(mask), reason, action)
 
     noted(is_het[rows], "het_component", "warning")
+
+    # a time or count that is text of another kind: an error naming the line (else, with
+    # skip_bad_lines, the value is unknown and noted)
+    for name, expected in _CHECKED.items():
+        wrong, values = table.malformed(name)
+        if not wrong.size:
+            continue
+        if not skip_bad_lines:
+            raise WorkloadError(
+                f"{path}:{job_lines[wrong[0]]}: {name}: expected {expected}, found {values[0]!r}"
+            )
+        flags = np.zeros(rows.size, dtype=bool)
+        flags[wrong] = True
+        noted(flags, f"bad_{name.lower()}", "warning")
 
     # resources: each TRES, memory or time text converted once per distinct value
     # (columns of numbers), only the numbers used spread over the rows

@@ -4,8 +4,10 @@ per-distinct-value conversions :mod:`queuesim.traces.slurm` builds jobs from."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +183,39 @@ class _Table:
         codes, uniques = self.factorized(name)
         return text_column(codes, [convert(u) for u in uniques or [""]])
 
+    def malformed(self, name: str) -> tuple[IntArray, list[str]]:
+        """The rows (of :attr:`rows` when set) whose time or count in column ``name`` is
+        text that is none (not a time ``YYYY-MM-DDTHH:MM:SS``, a count that is negative or
+        not a whole number; empty, ``Unknown`` and ``None`` are unknown, not malformed),
+        and those values."""
+        column = self.columns.get(name)
+        if column is None or not len(column):
+            return np.zeros(0, dtype=np.int64), []
+        arrow = isinstance(column, pa.ChunkedArray | pa.Array)
+        if arrow and pa.types.is_timestamp(column.type):
+            flags = np.zeros(0, dtype=bool)  # the reader parsed every value
+        elif arrow and pa.types.is_integer(column.type):
+            flags = np.asarray(pc.fill_null(pc.less(column, 0), False), dtype=bool)
+        elif name in _TIMES and arrow and not pa.types.is_dictionary(column.type):
+            stamps = pc.strptime(column, format=_TIME_FORMAT, unit="s", error_is_null=True)
+            unknown = pc.is_in(column, pa.array(sorted(_NO_TIME)))
+            flags = np.asarray(pc.and_(pc.is_null(stamps), pc.invert(unknown)), dtype=bool)
+        elif name in _TIMES and not arrow:
+            text = pd.Series(column, dtype=object)
+            parsed = pd.to_datetime(text, format=_TIME_FORMAT, errors="coerce")
+            flags = (parsed.isna() & ~text.isin(sorted(_NO_TIME))).to_numpy(dtype=bool)
+        else:  # judged once per distinct value
+            codes, uniques = self._factorized(name)
+            check = _not_a_time if name in _TIMES else _not_a_count
+            flags = np.array([check(u) for u in uniques], dtype=bool)[codes]
+        if self.rows is not None and flags.size:
+            flags = flags[self.rows]
+        found = np.flatnonzero(flags)
+        if not found.size:
+            return found, []
+        at = found if self.rows is None else self.rows[found]
+        return found, [str(self.text(name)[int(at[0])])]
+
     def times(self, name: str) -> FloatArray:
         """Epoch seconds of ``YYYY-MM-DDTHH:MM:SS`` read as UTC; NaN when not a time."""
         values = self._times(name)
@@ -205,6 +240,26 @@ class _Table:
         )
         values = parsed.to_numpy(dtype="datetime64[s]").astype(np.int64).astype(np.float64)
         return np.where(parsed.isna().to_numpy(), np.nan, values)
+
+
+def _not_a_time(text: str) -> bool:
+    if text in _NO_TIME:
+        return False
+    try:
+        datetime.strptime(text, _TIME_FORMAT)
+    except ValueError:
+        return True
+    return False
+
+
+def _not_a_count(text: str) -> bool:
+    """Neither a whole number, unknown, nor a range ``1-2`` (NNodes of a job that asked
+    for a range of nodes: unknown, the caller takes the nodes from the TRES)."""
+    text = text.strip()
+    return not (text in _NO_TIME or _COUNT_OR_RANGE.fullmatch(text))
+
+
+_COUNT_OR_RANGE = re.compile(r"\d+(-\d+)?")
 
 
 def _blank(body: bytes | memoryview) -> bool:
