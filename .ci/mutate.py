@@ -40,6 +40,8 @@ TARGETS = {
         "_book_as_promised",
         "_compress",  # reservation rules: compression
         "_place_others",  # the backfill loop: start now, reserve, pass over
+        "_held_by",  # limits: which queue limit a start would pass
+        "count_job",  # limits: the running counts a start or end changes
     ],
     "queuesim/core/profile.py": [  # the backfill fit test
         "fitting_cpus",
@@ -66,7 +68,8 @@ _KERNEL_TESTS = [  # fastest first: a killed mutant stops at its first failing t
 ]
 #: the tests run against a mutant of each file: those that exercise it, not the suite
 TESTS = {
-    "queuesim/core/planning.py": _KERNEL_TESTS,
+    # the limits rule (_held_by, count_job) is guarded by test_mutation_guards.py
+    "queuesim/core/planning.py": ["tests/test_mutation_guards.py", *_KERNEL_TESTS],
     "queuesim/core/profile.py": _KERNEL_TESTS,
     "queuesim/core/fairshare.py": ["tests/test_mutation_guards.py", "tests/test_fairshare.py"],
     "queuesim/core/limits.py": ["tests/test_mutation_guards.py", "tests/test_site_policies.py"],

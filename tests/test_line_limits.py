@@ -14,7 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from queuesim.common.errors import WorkloadError
-from queuesim.common.files import MAX_LINE_BYTES, LineLimit, mapped_bytes, read_bytes
+from queuesim.common.files import (
+    MAX_LINE_BYTES,
+    LineLimit,
+    count_lines,
+    mapped_bytes,
+    read_bytes,
+)
 from queuesim.traces.registry import FORMATS, read_trace
 
 SWF_LINE = b"1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
@@ -98,3 +104,12 @@ def test_line_limit_finds_the_first_long_line_however_the_file_is_cut(
         assert too_long and str(exc).startswith(f"f:{too_long[0]}: line longer than")
     else:
         assert not too_long
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=300))
+def test_count_lines_counts_every_line_break(data: bytes) -> None:
+    """The vectorised line-break count that numbers every piece of a log equals
+    ``bytes.count`` on any bytes (line feeds, carriage returns, bytes over 127)."""
+    assert count_lines(data) == data.count(b"\n")
+    assert count_lines(data + b"\n\r\n") == data.count(b"\n") + 2

@@ -1,7 +1,8 @@
 """Hand-computed cases for the core rules whose mutants the targeted tests let survive
 (`.ci/maintain mutation`, issue 20): fairshare decay and the queue limits' check. Each
 case is small enough to compute by hand; the kernels are called directly (compiled, or as
-Python when the mutation runner turns numba's JIT off)."""
+Python when the mutation runner turns numba's JIT off): the limits rule itself
+(``_held_by``, ``count_job``) too."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import yaml
 
 from queuesim.core.fairshare import LedgerState, decay_to
 from queuesim.core.limits import QueueLimits
+from queuesim.core.planning import HELD_BY, _held_by, count_job
+from queuesim.core.profile import JobArrays, LimitState
 from queuesim.site.model import Site
 
 
@@ -119,3 +122,75 @@ def test_cpus_per_user_and_pool_limits_are_named_with_their_caps() -> None:
     limits.add(0, -1)
     assert limits.check(2) == "cpu_pool (5)"  # user 7 at 2 + 2 <= 5; the pool at 4 + 2 > 5
     assert limits.check(5) is None
+
+
+# --- the compiled limits rule itself: _held_by and count_job, called directly -------------
+
+
+def _state(user_jobs: int, user_cpus: int, queue_cpus: int) -> LimitState:
+    """One user (0) in one queue (0) with caps of 2 running jobs, 10 CPUs per user and a
+    pool of 20 CPUs, and the given running counts."""
+    return LimitState(
+        user=np.zeros(1, dtype=np.int64),
+        user_jobs_cap=np.array([2], dtype=np.int64),
+        user_cpus_cap=np.array([10], dtype=np.int64),
+        queue_pool=np.array([20], dtype=np.int64),
+        user_jobs=np.array([[user_jobs]], dtype=np.int64),
+        user_cpus=np.array([[user_cpus]], dtype=np.int64),
+        queue_cpus=np.array([queue_cpus], dtype=np.int64),
+    )
+
+
+@pytest.mark.parametrize(
+    ("user_jobs", "user_cpus", "queue_cpus", "held"),
+    [
+        (1, 7, 17, 0),  # a 3-CPU start reaches every cap exactly: allowed
+        (2, 7, 17, 1),  # a third running job: max_running_per_user
+        (1, 8, 17, 2),  # 8 + 3 > 10: max_cpus_per_user
+        (1, 7, 18, 3),  # 18 + 3 > 20: cpu_pool
+        (2, 8, 18, 1),  # all three passed: the first in HELD_BY's order is named
+        (1, 8, 18, 2),
+    ],
+)
+def test_a_start_exactly_at_a_cap_is_allowed_and_one_past_is_held_by_that_cap(
+    user_jobs: int, user_cpus: int, queue_cpus: int, held: int
+) -> None:
+    """_held_by compares count + the job's own share strictly above each cap and returns
+    1 + the index in HELD_BY of the first cap passed (0: none), computed by hand for a
+    3-CPU job."""
+    assert HELD_BY == ("max_running_per_user", "max_cpus_per_user", "cpu_pool")
+    cpus = np.array([3], dtype=np.int64)
+    queue = np.zeros(1, dtype=np.int64)
+    assert _held_by(0, cpus, queue, _state(user_jobs, user_cpus, queue_cpus)) == held
+
+
+def test_count_job_adds_and_removes_exactly_one_job_and_its_cpus() -> None:
+    """count_job with sign 1 adds the job (1) and its CPUs (5) to its user's counts in its
+    queue and to the queue's CPUs, nowhere else; sign -1 takes exactly that back."""
+    jobs = JobArrays(
+        cpus=np.array([3, 5], dtype=np.int64),
+        queue=np.array([0, 1], dtype=np.int64),
+        estimate=np.ones(2),
+        ppn=np.zeros(2, dtype=np.int64),
+        masks=np.ones((1, 1), dtype=np.bool_),
+        mask_of=np.zeros(2, dtype=np.int64),
+    )
+    zeros = np.zeros((2, 2), dtype=np.int64)
+    limits = LimitState(
+        user=np.array([0, 1], dtype=np.int64),
+        user_jobs_cap=np.full(2, 9, dtype=np.int64),
+        user_cpus_cap=np.full(2, 99, dtype=np.int64),
+        queue_pool=np.full(2, 99, dtype=np.int64),
+        user_jobs=zeros.copy(),
+        user_cpus=zeros.copy(),
+        queue_cpus=np.zeros(2, dtype=np.int64),
+    )
+    count_job(1, jobs, limits, 1)
+    count_job(1, jobs, limits, 1)
+    assert limits.user_jobs.tolist() == [[0, 0], [0, 2]]
+    assert limits.user_cpus.tolist() == [[0, 0], [0, 10]]
+    assert limits.queue_cpus.tolist() == [0, 10]
+    count_job(1, jobs, limits, -1)
+    assert limits.user_jobs.tolist() == [[0, 0], [0, 1]]
+    assert limits.user_cpus.tolist() == [[0, 0], [0, 5]]
+    assert limits.queue_cpus.tolist() == [0, 5]

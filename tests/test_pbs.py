@@ -155,6 +155,11 @@ def test_sizes(text: str, size: float) -> None:
     [
         ("garbage without fields", "four ';'-separated fields"),
         ("2024-12-21 17:58:09;E;1.s;user=a", "date MM/DD/YYYY"),
+        ("13/21/2024 17:58:09;E;1.s;user=a", "date MM/DD/YYYY"),  # month 13
+        ("12/32/2024 17:58:09;E;1.s;user=a", "date MM/DD/YYYY"),  # day 32
+        ("12/00/2024 17:58:09;E;1.s;user=a", "date MM/DD/YYYY"),  # day 0
+        ("12/21/2024 24:00:00;E;1.s;user=a", "date MM/DD/YYYY"),  # hour 24
+        ("12/21/2024 17:60:09;E;1.s;user=a", "date MM/DD/YYYY"),  # minute 60
         ("12/21/2024 17:58:09;E;1.s;user=a lonelytoken start=5", "key=value, found 'lonelytoken'"),
         ("12/21/2024 17:58:09;E;1.s;user=a start=soon", "start: expected a number"),
         ("12/21/2024 17:58:09;E;1.s;user=a Resource_List.mem=3parsecs", "Resource_List.mem"),

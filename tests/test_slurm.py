@@ -7,6 +7,7 @@ need them skip when that folder is absent (``real_workloads`` fixture).
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
 from datetime import UTC, datetime
@@ -19,7 +20,6 @@ import pytest
 
 from queuesim.common.errors import WorkloadError
 from queuesim.common.files import UTF8_BOM
-from queuesim.traces import slurm
 from queuesim.traces.log_frame import LOG_COLUMNS
 from queuesim.traces.slurm import (
     SACCT_FIELDS,
@@ -31,7 +31,7 @@ from queuesim.traces.slurm import (
     read_sacct,
     read_slurm_jobcomp,
 )
-from queuesim.traces.slurm_table import read_rows
+from queuesim.traces.slurm_table import _Table, read_rows
 from queuesim.traces.swf import SWF_FIELDS, SwfTrace
 
 HEADER = "|".join(SACCT_FIELDS)
@@ -91,7 +91,12 @@ def sacct(tmp_path: Path, *rows: str, header: bool = True, name: str = "x.sacct"
 
 def notes_of(trace: SwfTrace) -> dict[tuple[str, str], int]:
     counts = trace.notes.groupby(["reason", "action"]).size()
-    return {(str(k[0]), str(k[1])): int(v) for k, v in counts.items()}
+    return {
+        (str(reason), str(action)): int(n)
+        for reason, action, n in zip(
+            counts.index.get_level_values(0), counts.index.get_level_values(1), counts, strict=True
+        )
+    }
 
 
 def absolute(trace: SwfTrace) -> pd.DataFrame:
@@ -436,6 +441,32 @@ def test_bad_job_id_is_malformed(tmp_path: Path) -> None:
     assert trace.bad_lines[0].text.startswith("abc|")
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("Submit", "2024-13-45T00:00:00"),  # a month and day that do not exist
+        ("End", "soon"),
+        ("NCPUS", "-4"),
+        ("NNodes", "two"),
+    ],
+)
+def test_a_time_or_count_that_is_not_one_is_an_error_naming_line_and_column(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    """A Submit/Start/End/Eligible that is not a time, or an NCPUS/ReqCPUS/NNodes that is
+    not a whole number >= 0, is not read as unknown in silence: an error naming the file,
+    line, column and value; with skip_bad_lines the job is kept, the value unknown and
+    noted ``bad_<column>``."""
+    path = write(
+        tmp_path / "v.sacct", "\n".join([HEADER, row(JobID="1"), row(JobID="2", **{field: value})])
+    )
+    with pytest.raises(WorkloadError, match=rf"v\.sacct:3: {field}: expected .*found '{value}'"):
+        read_sacct(path)
+    trace = read_sacct(path, skip_bad_lines=True)
+    assert trace.jobs["source_id"].tolist() == ["1", "2"]
+    assert notes_of(trace) == {(f"bad_{field.lower()}", "warning"): 1}
+
+
 def test_not_utf8_is_read_with_replacement(tmp_path: Path) -> None:
     data = (HEADER + "\n" + row(JobID="1", User="x")).encode().replace(b"|x|", b"|\xff|")
     path = tmp_path / "u.sacct"
@@ -512,6 +543,22 @@ def test_requeued_runs_keep_the_last_record(tmp_path: Path) -> None:
     }
 
 
+def test_sacct_read_frees_its_columns_without_the_garbage_collector(tmp_path: Path) -> None:
+    """No reference cycle keeps the table of read columns alive once read_sacct returns:
+    on a million-row log those columns are ~140 MB that would otherwise still be held while
+    the frame is built (a recursive closure over the table once did this)."""
+    path = write(tmp_path / "x.sacct", "\n".join([HEADER, row(JobID="1"), row(JobID="2")]))
+    gc.collect()
+    gc.disable()
+    try:
+        trace = read_sacct(path)
+        held = [o for o in gc.get_objects() if isinstance(o, _Table)]
+    finally:
+        gc.enable()
+    assert len(trace.jobs) == 2
+    assert held == []
+
+
 # --------------------------------------------------------------------------- states
 
 
@@ -564,8 +611,11 @@ def test_unknown_times_are_nan(tmp_path: Path) -> None:
     )
 
 
-def test_a_time_that_is_not_one_is_nan(tmp_path: Path) -> None:
-    trace = sacct(tmp_path, row(JobID="1", End="soon"), row(JobID="2"))
+def test_a_time_that_is_not_one_is_nan_when_bad_lines_are_skipped(tmp_path: Path) -> None:
+    """With skip_bad_lines a malformed time is unknown (no runtime), the rest of the job
+    read (without it: an error, test_a_time_or_count_that_is_not_one_is_an_error...)."""
+    text = "\n".join([HEADER, row(JobID="1", End="soon"), row(JobID="2")]) + "\n"
+    trace = read_sacct(write(tmp_path / "x.sacct", text), skip_bad_lines=True)
     assert trace.jobs["runtime"].tolist() == [-1, 3600]
     assert (trace.jobs["wait"] == 60).all()
 

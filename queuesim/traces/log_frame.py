@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
 
 from queuesim.traces.swf import (
     INT_FIELDS,
@@ -91,7 +92,8 @@ class LogJobs:
     (floats) or 0 (counts), unknown names ``""``."""
 
     line: IntArray  #: 1-based line of the record that completes the job
-    source_id: Text  #: the job id as the log writes it (``123[4].server``, ``77_3``)
+    #: the job id as the log writes it (``123[4].server``, ``77_3``); Arrow strings too
+    source_id: Text | pa.Array
     submit: FloatArray  #: epoch seconds
     eligible: FloatArray  #: epoch seconds the job became eligible to run (NaN unknown)
     start: FloatArray  #: epoch seconds (NaN: never started)
@@ -119,7 +121,9 @@ class LogJobs:
     bad_lines: tuple[BadLine, ...] = ()
 
 
-def text_column(codes: IntArray, values: Sequence[str] | npt.NDArray[np.object_]) -> pd.Categorical:
+def text_column(
+    codes: npt.NDArray[np.integer[Any]], values: Sequence[str] | npt.NDArray[np.object_]
+) -> pd.Categorical:
     """A text column from ``codes`` into ``values`` (-1: ``""``; values may repeat):
     categorical, so that a million rows of a few hundred names cost a million small
     integers."""
@@ -158,6 +162,17 @@ def numbered(names: Text) -> tuple[IntArray, list[str]]:
         numbers = np.where(numbers == empty, -1, np.where(numbers > empty, numbers - 1, numbers))
         order.remove("")
     return numbers.astype(np.int64), order
+
+
+def _ids(values: Text | pa.Array) -> Any:
+    """The ``source_id`` column: what pandas makes of an array of str (its string dtype,
+    object before pandas 3), built from Arrow strings without a Python object per id."""
+    if isinstance(values, pa.Array) and len(values):
+        inferred = pd.Series(np.array(["0"], dtype=object)).dtype
+        if isinstance(inferred, pd.StringDtype):
+            return pd.array(values, dtype=inferred)
+        values = values.to_numpy(zero_copy_only=False)
+    return np.asarray(values, dtype=object)
 
 
 def _or(values: FloatArray, missing: float = -1.0) -> FloatArray:
@@ -212,7 +227,7 @@ def log_trace(path: Path, jobs: LogJobs, log_format: str) -> SwfTrace:
     columns_all["line"] = np.asarray(jobs.line, dtype=np.int64)
     columns_all.update(
         # ids are distinct: a categorical would only add a code per row
-        source_id=np.asarray(jobs.source_id, dtype=object),
+        source_id=_ids(jobs.source_id),
         queue_name=queue_text,
         user_name=user_text,
         group_name=group_text,

@@ -213,7 +213,8 @@ def _line_text(buf: npt.NDArray[np.uint8], end: int) -> str:
 
 _LINE_PROBLEMS = {
     BAD_FIELDS: "expected DATE;TYPE;ID;MESSAGE (four ';'-separated fields)",
-    BAD_DATE: "expected a date MM/DD/YYYY HH:MM:SS before the first ';'",
+    BAD_DATE: "expected a date MM/DD/YYYY HH:MM:SS (month 01-12, day 01-31, hour 00-23) "
+    "before the first ';'",
     BAD_TYPE: "expected a one-letter record type between the first two ';'",
 }
 _KEY_TABLE = key_table(_KEYS)

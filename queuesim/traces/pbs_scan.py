@@ -97,6 +97,8 @@ def _scan_lines(buf, date):  # type: ignore[no-untyped-def]
                         ok = False
                 elif b != date[k]:
                     ok = False
+        if ok:  # the shape holds: month, day, hour, minute and second in range
+            ok = _date_in_range(buf, line_start)
         if not ok:
             status[i] = BAD_DATE
             continue
@@ -111,6 +113,21 @@ def _scan_lines(buf, date):  # type: ignore[no-untyped-def]
         key_end[i] = dot if dot >= 0 else p3
         message_start[i] = p3 + 1
     return status, rtype, id_start, id_end, key_end, message_start, ends
+
+
+@numba.njit(cache=True)
+def _two_digits(buf, p):  # type: ignore[no-untyped-def]
+    return (np.int64(buf[p]) - 48) * 10 + (np.int64(buf[p + 1]) - 48)
+
+
+@numba.njit(cache=True)
+def _date_in_range(buf, s):  # type: ignore[no-untyped-def]
+    """Whether the digits of ``MM/DD/YYYY HH:MM:SS`` at ``s`` are a month 01-12, a day
+    01-31, an hour 00-23, a minute 00-59 and a second 00-60 (a leap second)."""
+    month, day = _two_digits(buf, s), _two_digits(buf, s + 3)
+    hour, minute = _two_digits(buf, s + 11), _two_digits(buf, s + 14)
+    second = _two_digits(buf, s + 17)
+    return 1 <= month <= 12 and 1 <= day <= 31 and hour <= 23 and minute <= 59 and second <= 60
 
 
 def key_table(keys: tuple[str, ...]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:

@@ -91,17 +91,25 @@ What each column becomes (``LogJobs``, :mod:`queuesim.traces.log_frame`):
   without it the SWF average CPU time is unknown. Used memory is always unknown (MaxRSS
   lives on step rows).
 
+A time (Submit, Eligible, Start, End) that is neither a time nor unknown, or a count
+(NCPUS, ReqCPUS, NNodes) that is not a whole number of 0 or more (nor a range ``1-2``,
+unknown), is an error naming the
+file, line, column and value; with ``skip_bad_lines`` the job is kept with that value
+unknown and a ``bad_<column>`` note (``bad_submit``, ``bad_ncpus``...).
+
 The same job id twice (``-D``, or two clusters' ids in one file: the key is Cluster and
 JobID): an earlier record in a requeue state is dropped (``requeued``, repaired); any other
 earlier record stays a job of its own, with a ``duplicate_id`` warning.
 
 Notes (:attr:`SwfTrace.notes`) come grouped by reason, each group in file order.
 
-Speed and memory: the file is read a piece of whole lines at a time (a few MB; gzip
-too), each piece split by pyarrow's CSV reader, times parsed by it, every other value a
-string, so only the columns are held, never the whole text; the columns other than JobID
-and the times are read as dictionaries and converted through their distinct values (a
-million-job log has a few thousand distinct ReqMem, TRES, NodeList...). Only when a row
+Speed and memory: the file is read a piece of whole lines at a time (a few MB; gzip too),
+each piece split by pyarrow's CSV reader, times parsed by it, every other value a string,
+so only the columns are held, never the whole text; the columns other than JobID and the
+times are read as dictionaries and converted through their distinct values (a million-job
+log has a few thousand distinct ReqMem, TRES, NodeList...); job ids stay Arrow strings from
+the file to the frame's ``source_id`` (never a Python object each), the codes into distinct
+values are 32-bit and only the numbers a job uses are spread over the rows. Only when a row
 has the wrong field count (or there is a blank line) is the file read whole and its lines
 walked one by one, to number them. A million-row sacct file (the 2016 XDMoD log repeated
 with shifted ids and times, 350 MB) reads in about 2 s on one core.
@@ -128,6 +136,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from queuesim.common.errors import WorkloadError
 from queuesim.common.files import UTF8_BOM, decode_line, read_bytes
@@ -137,6 +147,7 @@ from queuesim.traces.log_frame import (
 )
 from queuesim.traces.slurm_table import _Table, read_rows
 from queuesim.traces.slurm_values import (
+    _COUNTS,
     _JOB_ID,
     _JOBCOMP_COLUMNS,
     _JOBCOMP_REQUIRED,
@@ -145,6 +156,7 @@ from queuesim.traces.slurm_values import (
     _MEM_PER_NODE,
     _MEM_UNSET,
     _REQUEUE,
+    _TIMES,
     _USER_ID,
     JOBCOMP_KEYS,
     SACCT_FIELDS,
@@ -232,28 +244,35 @@ def _row_text(table: _Table, row: int) -> str:
     return "|".join(str(table.text(name)[row]) for name in table.columns)
 
 
+def _objects(values: pa.Array) -> TextArray:
+    """Arrow strings as a numpy array of str (for the few rows a note names)."""
+    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=object)
+
+
 def _job_ids(
     path: Path, table: _Table, bad: list[BadLine], *, skip_bad_lines: bool
-) -> tuple[TextArray, BoolArray, BoolArray, BoolArray, dict[int, list[int]]]:
-    """Per row: the id of the job it belongs to (its JobID without a step), whether it is
-    a step, a heterogeneous job's component, malformed; and the array indices of
-    unstarted ranges by row."""
-    ids = table.text("JobID")
+) -> tuple[pa.Array, pa.Array, BoolArray, BoolArray, BoolArray, dict[int, list[int]]]:
+    """Per row: its JobID and the id of the job it belongs to (its JobID without a step),
+    both as Arrow strings; whether it is a step, a heterogeneous job's component,
+    malformed; and the array indices of unstarted ranges by row."""
+    ids = table.strings("JobID")
     odd_rows = np.flatnonzero(~table.digits("JobID"))
-    keys = ids.copy() if odd_rows.size else ids
     is_step = np.zeros(table.n, dtype=bool)
     is_het = np.zeros(table.n, dtype=bool)
     malformed = np.zeros(table.n, dtype=bool)
     ranges: dict[int, list[int]] = {}
-    for row in odd_rows:
-        text = str(ids[row]).strip()
+    replaced = np.zeros(table.n, dtype=bool)
+    replacements: list[str] = []
+    for row, raw in zip(odd_rows, ids.take(odd_rows).to_pylist(), strict=True):
+        text = str(raw).strip()
         match = _JOB_ID.fullmatch(text)
         reason = None
         if match is None:
             reason = f"JobID {text!r} is not a Slurm job id (123, 123_4, 123_[1-3], 123+0, 123.0)"
         else:
             step = match.group("step")
-            keys[row] = text[: match.start("step") - 1] if step else text
+            replaced[row] = True
+            replacements.append(text[: match.start("step") - 1] if step else text)
             is_step[row] = step is not None
             is_het[row] = match.group("het") is not None
             task = match.group("task")
@@ -269,14 +288,37 @@ def _job_ids(
         bad.sort(key=lambda b: b.line)
         if not skip_bad_lines:
             raise WorkloadError(f"{path}:{bad[0].line}: {bad[0].reason}")
-    return keys, is_step, is_het, malformed, ranges
+    keys = ids
+    if replacements:
+        keys = pc.replace_with_mask(ids, replaced, pa.array(replacements, type=pa.string()))
+    return ids, keys, is_step, is_het, malformed, ranges
+
+
+#: the columns whose values must be of their kind, and what that kind is
+_CHECKED = {
+    **{name: "a time YYYY-MM-DDTHH:MM:SS (or Unknown, None)" for name in sorted(_TIMES)},
+    **{name: "a whole number of 0 or more (or a range 1-2)" for name in sorted(_COUNTS)},
+}
+
+
+def _names(table: _Table, name: str, fallback: str | None = None) -> TextArray:
+    """The names of a column, stripped; where empty, those of ``fallback`` (a module
+    function, not a closure: a recursive closure is a reference cycle that would keep the
+    whole table alive until the garbage collector runs)."""
+    name_codes, uniques = table.factorized(name)
+    stripped = [u.strip() for u in uniques]
+    values = np.array(stripped, dtype=object)[name_codes]
+    if fallback is not None and table.has(fallback) and "" in stripped:
+        empty = np.isin(name_codes, [i for i, u in enumerate(stripped) if not u])
+        values = np.where(empty, _names(table, fallback), values)
+    return np.asarray(values, dtype=object)
 
 
 def _jobs(path: Path, table: _Table, bad: list[BadLine], *, skip_bad_lines: bool) -> LogJobs:
     """The jobs of the rows of ``table`` (module docstring)."""
     notes = _Notes()
     lines = table.line
-    keys, is_step, is_het, malformed, ranges = _job_ids(
+    ids, keys, is_step, is_het, malformed, ranges = _job_ids(
         path, table, bad, skip_bad_lines=skip_bad_lines
     )
     cluster_codes, _ = table.factorized("Cluster")
@@ -285,17 +327,21 @@ def _jobs(path: Path, table: _Table, bad: list[BadLine], *, skip_bad_lines: bool
     job_rows = np.flatnonzero(~is_step & ~malformed)
     step_rows = np.flatnonzero(is_step & ~malformed)
     if step_rows.size:
-        job_keys = pd.MultiIndex.from_arrays([cluster_codes[job_rows], keys[job_rows]])
-        parents = pd.MultiIndex.from_arrays([cluster_codes[step_rows], keys[step_rows]])
+        job_keys = pd.MultiIndex.from_arrays(
+            [cluster_codes[job_rows], _objects(keys.take(job_rows))]
+        )
+        parents = pd.MultiIndex.from_arrays(
+            [cluster_codes[step_rows], _objects(keys.take(step_rows))]
+        )
         found = np.asarray(parents.isin(job_keys), dtype=bool)
-        step_ids = table.text("JobID")[step_rows]
+        step_ids = _objects(ids.take(step_rows))
         notes.add(lines[step_rows[found]], step_ids[found], "step_folded", "dropped")
         notes.add(lines[step_rows[~found]], step_ids[~found], "orphan_step", "dropped")
 
     # unstarted array ranges: one job per index
     every_row = job_rows.size == table.n
     rows = job_rows
-    source = keys if every_row else keys[job_rows]
+    source = keys if every_row else keys.take(job_rows)
     if ranges:
         position = {int(r): i for i, r in enumerate(job_rows)}
         repeat = np.ones(job_rows.size, dtype=np.int64)
@@ -303,11 +349,15 @@ def _jobs(path: Path, table: _Table, bad: list[BadLine], *, skip_bad_lines: bool
             repeat[position[row]] = len(indices)
         starts = np.concatenate([[0], np.cumsum(repeat)[:-1]])
         rows = np.repeat(job_rows, repeat)
-        source = np.repeat(source, repeat)
-        for row, indices in ranges.items():
+        source = source.take(np.repeat(np.arange(job_rows.size), repeat))
+        expanded = np.zeros(rows.size, dtype=bool)
+        elements: list[str] = []
+        for row, indices in sorted(ranges.items(), key=lambda item: position[item[0]]):
             start = int(starts[position[row]])
-            base = str(keys[row]).split("_")[0]
-            source[start : start + len(indices)] = [f"{base}_{i}" for i in indices]
+            base = str(keys[row].as_py()).split("_")[0]
+            expanded[start : start + len(indices)] = True
+            elements.extend(f"{base}_{i}" for i in indices)
+        source = pc.replace_with_mask(source, expanded, pa.array(elements, type=pa.string()))
     job_lines = lines if every_row and not ranges else lines[rows]
 
     # states
@@ -324,70 +374,93 @@ def _jobs(path: Path, table: _Table, bad: list[BadLine], *, skip_bad_lines: bool
     if not ranges and table.all_distinct("JobID"):
         duplicated = np.zeros(rows.size, dtype=bool)
     else:
-        id_codes, _ = pd.factorize(source)
+        id_codes = source.dictionary_encode().indices.to_numpy(zero_copy_only=False)
         key_codes = id_codes.astype(np.int64) * (int(cluster_codes.max(initial=0)) + 1)
         key_codes += cluster_codes[rows]
         duplicated = pd.Series(key_codes).duplicated(keep="last").to_numpy()
     if duplicated.any():
         requeued = duplicated & requeue_of[codes]
-        notes.add(job_lines[requeued], source[requeued], "requeued", "repaired")
+        notes.add(job_lines[requeued], source.filter(requeued), "requeued", "repaired")
         keep &= ~requeued
         other = duplicated & ~requeued
-        notes.add(job_lines[other], source[other], "duplicate_id", "warning")
+        notes.add(job_lines[other], source.filter(other), "duplicate_id", "warning")
     for reason in ("not_ended", "revoked"):
         mask = keep & (action == reason)
-        notes.add(job_lines[mask], source[mask], reason, "dropped")
+        notes.add(job_lines[mask], source.filter(mask), reason, "dropped")
         keep &= ~mask
     unknown = keep & (action == "unknown_state")
-    notes.add(job_lines[unknown], source[unknown], "unknown_state", "warning")
+    notes.add(job_lines[unknown], source.filter(unknown), "unknown_state", "warning")
     if not keep.all():
-        rows, source, job_lines, codes = rows[keep], source[keep], job_lines[keep], codes[keep]
+        rows, job_lines, codes = rows[keep], job_lines[keep], codes[keep]
+        source = source.filter(keep)
     if rows.size != table.n or not np.array_equal(rows, np.arange(table.n)):
         table.rows = rows
 
     def noted(mask: npt.NDArray[np.bool_], reason: str, action: str) -> None:
-        notes.add(job_lines[mask], source[mask], reason, action)
+        notes.add(job_lines[mask], source.filter(mask), reason, action)
 
     noted(is_het[rows], "het_component", "warning")
 
-    # resources
-    req_tres = table.mapped("ReqTRES", _tres, np.float64)
-    alloc_tres = table.mapped("AllocTRES", _tres, np.float64)
-    ncpus = table.counts("NCPUS")
-    reqcpus = table.counts("ReqCPUS")
-    nnodes = table.counts("NNodes")
-    alloc_cpus = np.where(ncpus > 0, ncpus, np.nan_to_num(alloc_tres[:, 0])).astype(np.int64)
-    req_cpus = np.where(reqcpus > 0, reqcpus, np.nan_to_num(req_tres[:, 0])).astype(np.int64)
-    tres_nodes = np.where(np.isfinite(alloc_tres[:, 1]), alloc_tres[:, 1], req_tres[:, 1])
-    nodes = np.where(nnodes > 0, nnodes, np.nan_to_num(tres_nodes)).astype(np.int64)
-    gpus = np.where(alloc_tres[:, 3] > 0, alloc_tres[:, 3], req_tres[:, 3]).astype(np.int64)
+    # a time or count that is text of another kind: an error naming the line (else, with
+    # skip_bad_lines, the value is unknown and noted)
+    for name, expected in _CHECKED.items():
+        wrong, values = table.malformed(name)
+        if not wrong.size:
+            continue
+        if not skip_bad_lines:
+            raise WorkloadError(
+                f"{path}:{job_lines[wrong[0]]}: {name}: expected {expected}, found {values[0]!r}"
+            )
+        flags = np.zeros(rows.size, dtype=bool)
+        flags[wrong] = True
+        noted(flags, f"bad_{name.lower()}", "warning")
 
-    mem = table.mapped("ReqMem", _req_mem, np.float64)
+    # resources: each TRES, memory or time text converted once per distinct value
+    # (columns of numbers), only the numbers used spread over the rows
+    req, req_tres = table.distinct("ReqTRES", _tres, np.float64)
+    alloc, alloc_tres = table.distinct("AllocTRES", _tres, np.float64)
+    ncpus = table.counts("NCPUS")
+    alloc_cpus = np.where(ncpus > 0, ncpus, np.nan_to_num(alloc_tres[:, 0])[alloc])
+    alloc_cpus = alloc_cpus.astype(np.int64, copy=False)
+    del ncpus
+    reqcpus = table.counts("ReqCPUS")
+    req_cpus = np.where(reqcpus > 0, reqcpus, np.nan_to_num(req_tres[:, 0])[req])
+    req_cpus = req_cpus.astype(np.int64, copy=False)
+    del reqcpus
+    alloc_nodes = alloc_tres[:, 1][alloc]
+    tres_nodes = np.where(np.isfinite(alloc_nodes), alloc_nodes, req_tres[:, 1][req])
+    del alloc_nodes
+    nnodes = table.counts("NNodes")
+    nodes = np.where(nnodes > 0, nnodes, np.nan_to_num(tres_nodes)).astype(np.int64, copy=False)
+    del nnodes, tres_nodes
+    alloc_gpus = alloc_tres[:, 3][alloc]
+    gpus = np.where(alloc_gpus > 0, alloc_gpus, req_tres[:, 3][req]).astype(np.int64)
+    del alloc_gpus, alloc
+
+    mem_codes, mem = table.distinct("ReqMem", _req_mem, np.float64)
     mem_cpus = np.where(req_cpus > 0, req_cpus, alloc_cpus).astype(np.float64)
+    kind = mem[:, 1][mem_codes]
     factor = np.select(
-        [mem[:, 1] == _MEM_PER_NODE, mem[:, 1] == _MEM_PER_CPU],
+        [kind == _MEM_PER_NODE, kind == _MEM_PER_CPU],
         [np.where(nodes > 0, nodes, np.nan), np.where(mem_cpus > 0, mem_cpus, np.nan)],
         1.0,
     )
+    del kind, mem_cpus
     no_req_mem = table.mapped("ReqMem", lambda s: not s.strip(), bool)
-    mem_mb = np.where(no_req_mem, req_tres[:, 2], mem[:, 0] * factor)
+    tres_mem = req_tres[:, 2][req]
+    mem_mb = np.where(no_req_mem, tres_mem, mem[:, 0][mem_codes] * factor)
+    del factor, no_req_mem
     # the decoded per-CPU value is noted unless ReqTRES confirms the job's total
-    confirmed = np.isclose(mem_mb, req_tres[:, 2], rtol=1e-3)
-    noted((mem[:, 2] == _MEM_FLAG) & ~confirmed, "memory_per_cpu_flag", "repaired")
-    noted(mem[:, 2] == _MEM_UNSET, "memory_unset", "warning")
+    confirmed = np.isclose(mem_mb, tres_mem, rtol=1e-3)
+    noted((mem[:, 2] == _MEM_FLAG)[mem_codes] & ~confirmed, "memory_per_cpu_flag", "repaired")
+    noted((mem[:, 2] == _MEM_UNSET)[mem_codes], "memory_unset", "warning")
+    del confirmed, tres_mem, req
 
-    limit = table.mapped("Timelimit", _duration, np.float64)
-    noted(limit[:, 1] > 0, "walltime_unlimited", "warning")
-    cpu_time = table.mapped("TotalCPU", _duration, np.float64)[:, 0]
-
-    def names(name: str, fallback: str | None = None) -> TextArray:
-        name_codes, uniques = table.factorized(name)
-        stripped = [u.strip() for u in uniques]
-        values = np.array(stripped, dtype=object)[name_codes]
-        if fallback is not None and table.has(fallback) and "" in stripped:
-            empty = np.isin(name_codes, [i for i, u in enumerate(stripped) if not u])
-            values = np.where(empty, names(fallback), values)
-        return np.asarray(values, dtype=object)
+    limit_codes, limit = table.distinct("Timelimit", _duration, np.float64)
+    noted((limit[:, 1] > 0)[limit_codes], "walltime_unlimited", "warning")
+    req_walltime = limit[:, 0][limit_codes]
+    cpu_codes, cpu_times = table.distinct("TotalCPU", _duration, np.float64)
+    cpu_time = cpu_times[:, 0][cpu_codes]
 
     queue_name = table.text_of("Partition", lambda s: _partition(s)[0])
     noted(table.mapped("Partition", lambda s: _partition(s)[1], bool), "partition_list", "warning")
@@ -404,12 +477,12 @@ def _jobs(path: Path, table: _Table, bad: list[BadLine], *, skip_bad_lines: bool
     state_names, state_words = table.factorized("State")
     return LogJobs(
         line=job_lines.astype(np.int64),
-        source_id=np.asarray(source, dtype=object),
+        source_id=source,
         submit=table.times("Submit"),
         eligible=table.times("Eligible"),
         start=table.times("Start"),
         end=table.times("End"),
-        req_walltime=limit[:, 0],
+        req_walltime=req_walltime,
         req_cpus=req_cpus,
         alloc_cpus=alloc_cpus,
         req_mem_kb=mem_mb * 1024.0,
@@ -418,9 +491,9 @@ def _jobs(path: Path, table: _Table, bad: list[BadLine], *, skip_bad_lines: bool
         status=status_of[codes],
         exit_status=table.mapped("ExitCode", _exit_status, np.int64),
         state=np.array([w.strip() for w in state_words], dtype=object)[state_names],
-        user_name=names("User", "UID"),
-        group_name=names("Group", "GID"),
-        account=names("Account"),
+        user_name=_names(table, "User", "UID"),
+        group_name=_names(table, "Group", "GID"),
+        account=_names(table, "Account"),
         queue_name=queue_name,
         nodes=nodes,
         ppn=ppn,
@@ -446,6 +519,7 @@ def read_sacct(path: str | Path, *, skip_bad_lines: bool = False) -> SwfTrace:
     path = Path(path)
     table, bad = read_rows(path, skip_bad_lines=skip_bad_lines)
     jobs = _jobs(path, table, bad, skip_bad_lines=skip_bad_lines)
+    del table  # its columns are freed before the frame is built
     return log_trace(path, jobs, "Slurm sacct")
 
 

@@ -4,8 +4,10 @@ per-distinct-value conversions :mod:`queuesim.traces.slurm` builds jobs from."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ from queuesim.traces.slurm_values import (
     _TIMES,
     _USED,
     XDMOD_FIELDS,
+    CodeArray,
     FloatArray,
     IntArray,
     TextArray,
@@ -53,7 +56,7 @@ class _Table:
     columns: dict[str, Any]
     rows: IntArray | None = None
     """Where set, :meth:`factorized`, :meth:`mapped` and :meth:`times` give these rows."""
-    cache: dict[str, tuple[IntArray, list[str]]] = field(default_factory=dict)
+    cache: dict[str, tuple[CodeArray, list[str]]] = field(default_factory=dict)
     converted: dict[str, Any] = field(default_factory=dict)
 
     def has(self, name: str) -> bool:
@@ -75,20 +78,22 @@ class _Table:
             return np.asarray(matched.to_numpy(zero_copy_only=False), dtype=bool)
         return np.fromiter((str(s).isdigit() for s in self.text(name)), bool, count=self.n)
 
-    def factorized(self, name: str) -> tuple[IntArray, list[str]]:
+    def factorized(self, name: str) -> tuple[CodeArray, list[str]]:
         """Codes into the distinct values, and those values (``[""]`` when absent)."""
         codes, uniques = self._factorized(name)
         return (codes if self.rows is None else codes[self.rows]), uniques
 
-    def _factorized(self, name: str) -> tuple[IntArray, list[str]]:
+    def _factorized(self, name: str) -> tuple[CodeArray, list[str]]:
         if name not in self.cache:
             self.cache[name] = self._factorize(name)
         return self.cache[name]
 
-    def _factorize(self, name: str) -> tuple[IntArray, list[str]]:
+    def _factorize(self, name: str) -> tuple[CodeArray, list[str]]:
+        # 32-bit codes (Arrow's dictionary indices as they are): the cache holds one
+        # array per column for the whole read
         column = self.columns.get(name)
         if column is None:
-            return np.zeros(self.n, dtype=np.int64), [""]
+            return np.zeros(self.n, dtype=np.int32), [""]
         if isinstance(column, pa.ChunkedArray | pa.Array):
             if isinstance(column, pa.Array):
                 column = pa.chunked_array([column])
@@ -96,13 +101,27 @@ class _Table:
                 column = column.dictionary_encode()
             column = column.unify_dictionaries()
             if column.num_chunks == 0:
-                return np.zeros(0, dtype=np.int64), [""]
+                return np.zeros(0, dtype=np.int32), [""]
             codes = np.concatenate(
                 [c.indices.to_numpy(zero_copy_only=False) for c in column.chunks]
-            ).astype(np.int64)
+            ).astype(np.int32, copy=False)
             return codes, [str(v) for v in column.chunk(0).dictionary.to_pylist()]
-        codes, uniques = pd.factorize(pd.Series(column, dtype=object), sort=False)
-        return codes.astype(np.int64), [str(v) for v in uniques]
+        found, uniques = pd.factorize(pd.Series(column, dtype=object), sort=False)
+        return found.astype(np.int32), [str(v) for v in uniques]
+
+    def strings(self, name: str) -> pa.Array:
+        """The column (all rows) as one Arrow string array: a million ids cost their bytes
+        and offsets, not a million Python objects."""
+        column = self.columns.get(name)
+        if column is None:
+            return pa.array([""] * self.n, type=pa.string())
+        if isinstance(column, pa.ChunkedArray | pa.Array):
+            if pa.types.is_dictionary(column.type):
+                column = column.cast(pa.string())
+            if isinstance(column, pa.ChunkedArray):
+                return column.combine_chunks() if column.num_chunks else pa.array([], pa.string())
+            return column
+        return pa.array(column, type=pa.string())
 
     def text(self, name: str) -> TextArray:
         column = self.columns.get(name)
@@ -131,7 +150,9 @@ class _Table:
         if column is None:
             return False
         integers = self._integers(name)
-        column = column if integers is None else integers
+        if integers is not None:  # sorted copy: 8 bytes a row, where hashing costs ~100
+            ordered = np.sort(np.asarray(integers.to_numpy(), dtype=np.int64))
+            return bool((ordered[1:] != ordered[:-1]).all())
         return int(pc.count_distinct(column).as_py()) == len(column)
 
     def counts(self, name: str) -> IntArray:
@@ -145,14 +166,55 @@ class _Table:
 
     def mapped(self, name: str, convert: Callable[[str], Any], dtype: Any) -> Any:
         """``convert`` applied to each distinct value, spread over the rows."""
-        codes, uniques = self.factorized(name)
-        values = np.array([convert(u) for u in uniques or [""]], dtype=dtype)
+        codes, values = self.distinct(name, convert, dtype)
         return values[codes]
+
+    def distinct(
+        self, name: str, convert: Callable[[str], Any], dtype: Any
+    ) -> tuple[CodeArray, Any]:
+        """The codes of the rows and ``convert`` applied to each distinct value: where
+        ``convert`` gives several numbers, the caller spreads only the ones it needs
+        (``values[:, k][codes]``) rather than a row of all of them per job."""
+        codes, uniques = self.factorized(name)
+        return codes, np.array([convert(u) for u in uniques or [""]], dtype=dtype)
 
     def text_of(self, name: str, convert: Callable[[str], str] = str) -> pd.Categorical:
         """``convert`` applied to each distinct value, as a categorical text column."""
         codes, uniques = self.factorized(name)
         return text_column(codes, [convert(u) for u in uniques or [""]])
+
+    def malformed(self, name: str) -> tuple[IntArray, list[str]]:
+        """The rows (of :attr:`rows` when set) whose time or count in column ``name`` is
+        text that is none (not a time ``YYYY-MM-DDTHH:MM:SS``, a count that is negative or
+        not a whole number; empty, ``Unknown`` and ``None`` are unknown, not malformed),
+        and those values."""
+        column = self.columns.get(name)
+        if column is None or not len(column):
+            return np.zeros(0, dtype=np.int64), []
+        arrow = isinstance(column, pa.ChunkedArray | pa.Array)
+        if arrow and pa.types.is_timestamp(column.type):
+            flags = np.zeros(0, dtype=bool)  # the reader parsed every value
+        elif arrow and pa.types.is_integer(column.type):
+            flags = np.asarray(pc.fill_null(pc.less(column, 0), False), dtype=bool)
+        elif name in _TIMES and arrow and not pa.types.is_dictionary(column.type):
+            stamps = pc.strptime(column, format=_TIME_FORMAT, unit="s", error_is_null=True)
+            unknown = pc.is_in(column, pa.array(sorted(_NO_TIME)))
+            flags = np.asarray(pc.and_(pc.is_null(stamps), pc.invert(unknown)), dtype=bool)
+        elif name in _TIMES and not arrow:
+            text = pd.Series(column, dtype=object)
+            parsed = pd.to_datetime(text, format=_TIME_FORMAT, errors="coerce")
+            flags = (parsed.isna() & ~text.isin(sorted(_NO_TIME))).to_numpy(dtype=bool)
+        else:  # judged once per distinct value
+            codes, uniques = self._factorized(name)
+            check = _not_a_time if name in _TIMES else _not_a_count
+            flags = np.array([check(u) for u in uniques], dtype=bool)[codes]
+        if self.rows is not None and flags.size:
+            flags = flags[self.rows]
+        found = np.flatnonzero(flags)
+        if not found.size:
+            return found, []
+        at = found if self.rows is None else self.rows[found]
+        return found, [str(self.text(name)[int(at[0])])]
 
     def times(self, name: str) -> FloatArray:
         """Epoch seconds of ``YYYY-MM-DDTHH:MM:SS`` read as UTC; NaN when not a time."""
@@ -178,6 +240,26 @@ class _Table:
         )
         values = parsed.to_numpy(dtype="datetime64[s]").astype(np.int64).astype(np.float64)
         return np.where(parsed.isna().to_numpy(), np.nan, values)
+
+
+def _not_a_time(text: str) -> bool:
+    if text in _NO_TIME:
+        return False
+    try:
+        datetime.strptime(text, _TIME_FORMAT)
+    except ValueError:
+        return True
+    return False
+
+
+def _not_a_count(text: str) -> bool:
+    """Neither a whole number, unknown, nor a range ``1-2`` (NNodes of a job that asked
+    for a range of nodes: unknown, the caller takes the nodes from the TRES)."""
+    text = text.strip()
+    return not (text in _NO_TIME or _COUNT_OR_RANGE.fullmatch(text))
+
+
+_COUNT_OR_RANGE = re.compile(r"\d+(-\d+)?")
 
 
 def _blank(body: bytes | memoryview) -> bool:

@@ -164,6 +164,7 @@ _USER_ID = re.compile(r"(.*?)\((\d+)\)")
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+CodeArray = npt.NDArray[np.int32]  #: codes into a column's distinct values
 TextArray = npt.NDArray[np.object_]
 BoolArray = npt.NDArray[np.bool_]
 
