@@ -329,3 +329,23 @@ def test_each_compare_setup_gets_exactly_the_per_job_result_of_a_lone_run(
         pd.testing.assert_frame_equal(
             kth_parallel.results[f"kth-sp2/{policy}"].jobs, alone.jobs, check_exact=True
         )
+
+
+def test_the_likely_longest_setup_is_handed_to_the_workers_first() -> None:
+    """A site modelling memory plans over every node (tiny: 15 nodes), one that does not
+    over every cluster (2): with the same jobs, the per-node site's run is costlier and
+    goes first; equal costs keep the order given."""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from queuesim.site.enums import MemoryModel
+    from queuesim.site.loading import load_site
+    from queuesim.studies.compare import likely_cost, longest_first
+
+    clusters = load_site(REPO / "site-configs" / "tiny.yaml")
+    nodes = clusters.model_copy(update={"memory": MemoryModel.PER_CPU})
+    wl: Any = SimpleNamespace(jobs=[0] * 10)
+    assert likely_cost(clusters, wl) == 10 * 2
+    assert likely_cost(nodes, wl) == 10 * 15
+    prepared: Any = [("a", clusters, wl), ("b", clusters, wl), ("c", nodes, wl)]
+    assert longest_first(prepared) == [2, 0, 1]

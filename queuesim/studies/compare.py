@@ -26,6 +26,7 @@ from queuesim.core.workload import CleaningOptions, Workload, prepare_trace, rea
 from queuesim.policies.registry import make_policy
 from queuesim.reports.progress import simulated_at
 from queuesim.results.comparison import CompareError, Comparison, pick_baseline
+from queuesim.site.enums import MemoryModel
 from queuesim.site.loading import load_site
 from queuesim.site.model import Site
 from queuesim.studies.simulate import simulate
@@ -117,7 +118,7 @@ def compare(
     workers = min(workers, len(named))
     if on_start is not None:
         on_start(len(named), workers)
-    results = _run_all(prepared, workers, progress)
+    results = run_all(prepared, workers, progress)
     sources = {
         name: Path(item.site).name
         for name, item in zip(names, items, strict=True)
@@ -198,7 +199,26 @@ def _simulate_one(site: Site, workload: Workload, index: int = -1) -> Result:
     return simulate(site, workload, progress=report)
 
 
-def _run_all(
+def likely_cost(site: Site, workload: Workload) -> int:
+    """A rough cost of simulating ``workload`` on ``site``, to order runs by: its jobs
+    times the pools of the availability profile (every node when the site models memory,
+    else every cluster), since a pass's questions walk the pools."""
+    pools = (
+        sum(c.nodes for c in site.clusters)
+        if site.memory is MemoryModel.PER_CPU
+        else len(site.clusters)
+    )
+    return len(workload.jobs) * pools
+
+
+def longest_first(prepared: Sequence[tuple[str, Site, Workload]]) -> list[int]:
+    """The indices of ``prepared`` by :func:`likely_cost`, costliest first (ties in the
+    order given)."""
+    costs = [likely_cost(site, wl) for _, site, wl in prepared]
+    return sorted(range(len(prepared)), key=lambda i: -costs[i])
+
+
+def run_all(
     prepared: Sequence[tuple[str, Site, Workload]],
     workers: int,
     progress: Callable[[str, int, int, float], None] | None = None,
@@ -210,7 +230,9 @@ def _run_all(
     otherwise start runs recursively). Workers report progress through a shared array
     (no lock), which this process reads while it waits. Elsewhere the platform's default
     start method is used. Results come back in the order of the setups whatever order the
-    runs finish in, and each run is deterministic, so they equal sequential runs.
+    runs finish in, and each run is deterministic, so they equal sequential runs. The
+    likely longest runs are handed to the workers first (:func:`longest_first`), so that
+    no long run starts last while the other workers idle.
     """
     submits = [np.sort(wl.jobs["submit"].to_numpy(dtype=np.float64)) for _, _, wl in prepared]
 
@@ -229,9 +251,10 @@ def _run_all(
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=_share, initargs=(counts,)
     ) as pool:
-        futures = [
-            pool.submit(_simulate_one, site, wl, i) for i, (_, site, wl) in enumerate(prepared)
-        ]
+        futures: list[Any] = [None] * len(prepared)
+        for i in longest_first(prepared):
+            _, site, wl = prepared[i]
+            futures[i] = pool.submit(_simulate_one, site, wl, i)
         try:
             while progress is not None and counts is not None:
                 _, pending = wait(futures, timeout=0.25)

@@ -1,0 +1,30 @@
+"""``queuesim bench``'s table child (:mod:`queuesim.studies.bench_table`) on a small trace:
+a row of several setups runs them as ``queuesim compare`` does, and reports every setup's
+jobs and start check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from queuesim.studies import bench_table
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_a_row_of_several_setups_runs_them_together_and_counts_every_setup(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two sites on the 2,000-job KTH sample, run in parallel: 4,000 jobs, both runs'
+    passes, a positive simulate time, one start check per setup (no reference: '-')."""
+    run = bench_table.BenchRun(
+        "two setups", "kth-sp2-sample.swf", ("kth-sp2.yaml", "tiny.yaml"), None
+    )
+    monkeypatch.setattr(bench_table, "RUNS", (run,))
+    bench_table._child(run.name, str(REPO / "workloads"), str(REPO / "site-configs"))
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures["jobs"] == 4000
+    assert figures["passes"] > 0 and figures["simulate"] > 0
+    assert figures["starts"] == ["-", "-"]
