@@ -1,10 +1,12 @@
 """How a queuesim process that is the program itself (the console script, a benchmark's
-child) uses the garbage collector: less often than Python's default, and not at all over
-the objects left when its work is done and the process is about to end."""
+child) uses the garbage collector - less often than Python's default, and not at all over
+the objects left when its work is done and the process is about to end - and BLAS: with
+one thread."""
 
 from __future__ import annotations
 
 import gc
+import os
 
 #: the garbage collector's thresholds in the program (Python's default: 700, 10, 10): the
 #: imports of numba, pandas and pydantic allocate a million objects, few of them garbage,
@@ -13,9 +15,22 @@ import gc
 PROGRAM_GC_THRESHOLDS = (50_000, 20, 10)
 
 
+#: the BLAS threads of the program, unless the environment says otherwise. numpy's
+#: OpenBLAS starts a thread per core for a dot product of some thousands of numbers, and
+#: after each the threads spin waiting for more: the program's array work is single
+#: threaded and its dot products are of a run's jobs (the wait figures of the run, of each
+#: queue and user), so they only spun - 0.2 s of CPU of the 0.33 s that the metrics and
+#: the per-queue and per-user figures of FCFS on HPC2N took (2026-11-27, this 2-core
+#: machine; 0.12 s with one thread, the same bytes written)
+BLAS_THREADS = "1"
+
+
 def starting() -> None:
-    """The program starts: collect garbage less often (:data:`PROGRAM_GC_THRESHOLDS`)."""
+    """The program starts: collect garbage less often (:data:`PROGRAM_GC_THRESHOLDS`), and
+    BLAS is to run in one thread (:data:`BLAS_THREADS`; only numpy imported after this
+    call heeds it, as in the console script; a ``queuesim bench`` child inherits it)."""
     gc.set_threshold(*PROGRAM_GC_THRESHOLDS)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", BLAS_THREADS)
 
 
 def ending() -> None:

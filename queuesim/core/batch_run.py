@@ -575,9 +575,16 @@ def replay_events(  # type: ignore[no-untyped-def]
                     continue
                 # --- the pass -------------------------------------------------------------
                 m = order.shape[0]
-                run_now = run_ids[:nrun]
-                run_ends = np.empty(nrun)
-                for r in range(nrun):
+                # a pass that gives no reservation (FCFS's, depth 0) asks only what fits
+                # now, which the free room now answers alone: a profile's room never
+                # shrinks with time (running jobs only end, and a job started now takes
+                # the same from every step of its window), so over a window from now its
+                # least room is now's (:func:`~.profile._fits_now`) - the running jobs
+                # need not be sorted into it
+                profiled = 0 if slurm is None and rules.depth == 0 and not rules.promises else nrun
+                run_now = run_ids[:profiled]
+                run_ends = np.empty(profiled)
+                for r in range(profiled):
                     run_ends[r] = max(est_end[run_now[r]], now + _GRACE)
                 pass_jobs = jobs
                 depth, stop_queue, horizon = rules.depth, False, np.inf
@@ -587,7 +594,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                         pass_jobs = bf_jobs
                         horizon = slurm.bf_window
                         res = float(slurm.bf_resolution)
-                        for r in range(nrun):
+                        for r in range(profiled):
                             run_ends[r] = np.ceil(run_ends[r] / res) * res
                 pstate = ProfileState(
                     now,

@@ -747,10 +747,17 @@ def plan_into(
         limits.queue_cpus.copy(),
     )
     pl = Planning(prof, state, jobs, counts, waiting, plan)
-    booked = _mark_booked(pl, promises) if booked_already else _book_promises(pl, promises)
+    # without promises (every policy but conservative) nothing is booked or due: the
+    # calls are skipped, each costing the reference counts of every array of ``pl``
+    booked, reserved = 0, 0
+    if booked_already:
+        booked = _mark_booked(pl, promises)
+    elif promises.starts.shape[0]:
+        booked = _book_promises(pl, promises)
     if rules.compress and booked:
         _compress(pl)
-    reserved = _start_due_promises(pl, booked)
+    if booked:
+        reserved = _start_due_promises(pl, booked)
     return _place_others(pl, rules, reserved, min_cpus)
 
 

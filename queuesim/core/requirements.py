@@ -135,10 +135,16 @@ def resolve(jobs: pd.DataFrame, site: Site, cpus: np.ndarray, ppn: np.ndarray) -
     flags = {reason: np.zeros(n, dtype=bool) for reason in REQUIREMENT_REASONS}
     clusters = {c.name: c for c in site.clusters}
 
-    texts = _column(jobs, PROPERTY_COLUMNS, "").astype(str)
-    uniques, which = np.unique(texts, return_inverse=True)
+    if any(name in jobs.columns for name in PROPERTY_COLUMNS):
+        texts = _column(jobs, PROPERTY_COLUMNS, "").astype(str)
+        uniques, which = np.unique(texts, return_inverse=True)
+        which = which.reshape(-1)
+    else:  # no job names properties (an SWF trace): one spec, the empty one
+        uniques, which = np.array([""]), np.zeros(n, dtype=np.int64)
     specs = [parse_properties(str(t), site) for t in uniques]
-    allowed: list[frozenset[str] | None] = [specs[i].allowed for i in which.reshape(-1)]
+    # each job's clusters, as an index into ``choices``: its properties' or its shape's
+    choices: list[frozenset[str] | None] = [spec.allowed for spec in specs]
+    choice = which.astype(np.int64)
     flags["host_requirement_not_modelled"] = np.array([s.hosts for s in specs], dtype=bool)[which]
     flags["resource_not_modelled"] = np.array([s.resources for s in specs], dtype=bool)[which]
     flags["no_node_with_properties"] = np.array(
@@ -160,20 +166,24 @@ def resolve(jobs: pd.DataFrame, site: Site, cpus: np.ndarray, ppn: np.ndarray) -
             shape = _shape(specs[spec].allowed, clusters, g, nn, cc, pp, bool(ex))
             rows = special[inverse.reshape(-1) == c]
             cpus[rows], ppn[rows], gpn[rows] = shape.cpus, shape.ppn, shape.gpn
-            for row in rows:
-                allowed[row] = shape.allowed
+            choices.append(shape.allowed)
+            choice[rows] = len(choices) - 1
             for reason in shape.reasons:
                 flags[reason][rows] = True
 
+    # the node sets numbered as the jobs first name them (None, every cluster, is 0): the
+    # choices the jobs use, in the order of the first job using each
+    used, first = np.unique(choice, return_index=True)
     node_sets: list[frozenset[str] | None] = [None]
     index: dict[frozenset[str] | None, int] = {None: 0}
-    node_set = np.zeros(n, dtype=np.int64)
-    for j, names in enumerate(allowed):
+    number = np.zeros(len(choices), dtype=np.int64)
+    for c in used[np.argsort(first)].tolist():
+        names = choices[c]
         if names not in index:
             index[names] = len(node_sets)
             node_sets.append(names)
-        node_set[j] = index[names]
-    return Resolved(cpus, ppn, gpn, node_set, node_sets, flags)
+        number[c] = index[names]
+    return Resolved(cpus, ppn, gpn, number[choice], node_sets, flags)
 
 
 @dataclass(frozen=True)

@@ -273,12 +273,15 @@ def _with_dfrs_annotation(trace: SwfTrace, site: Site) -> SwfTrace:
     """``trace`` with every job's DFRS tasks, CPU need and memory fraction (columns of
     :data:`queuesim.traces.dfrs_annotation.ANNOTATION_COLUMNS`) when its header names an annotation
     file, or by the site's ``dfrs.annotation`` rule; unchanged otherwise."""
-    from queuesim.traces import dfrs_annotation as annotate
-
+    # imported only when a trace is annotated (with the Lublin-Feitelson model it uses)
     if DFRS_HEADER_KEY in trace.header.fields:
+        from queuesim.traces import dfrs_annotation as annotate
+
         annotated = annotate.read_annotated(trace.path).jobs
         return replace(trace, jobs=annotated)
     if site.dfrs.annotation is DfrsAnnotation.HPC2N:
+        from queuesim.traces import dfrs_annotation as annotate
+
         return replace(trace, jobs=annotate.annotate_hpc2n(trace.jobs))
     return trace
 

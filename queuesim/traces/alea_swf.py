@@ -81,6 +81,7 @@ import pandas as pd
 
 from queuesim.common.errors import WorkloadError
 from queuesim.common.files import decode_line, line_chunks
+from queuesim.traces.format_names import ALEA_FIELDS
 from queuesim.traces.swf import (
     SWF_FIELDS,
     BadLine,
@@ -180,7 +181,6 @@ ALEA_EXTRA_COLUMNS: tuple[str, ...] = (
 )
 """The columns :func:`read_alea_swf` adds after ``line``."""
 
-ALEA_FIELDS = 21  #: whitespace-separated fields of a job line
 _NUM = rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _NODE_IDS = rb"\{(?:\d+(?:,\d+)*)?\}"
 _ALEA_LINE = re.compile(

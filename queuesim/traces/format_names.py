@@ -12,3 +12,7 @@ FORMAT_NAMES: dict[str, str] = {
     "alea-swf": "Alea extended SWF",
     "swf": "Standard Workload Format",
 }
+
+#: whitespace-separated fields of a job line of Alea's extended SWF (SWF's 18 and three more),
+#: by which sniffing tells it from SWF
+ALEA_FIELDS = 21

@@ -83,7 +83,6 @@ job's E records wins is decided once every piece is in. A million records read i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -126,13 +125,13 @@ from queuesim.traces.pbs_values import (
     parse_duration,
     parse_size,
 )
+from queuesim.traces.sniffing import looks_like_pbs
 from queuesim.traces.swf import BadLine, SwfTrace, reader_notes
 
 _T = TypeVar("_T")
 
 __all__ = ["looks_like_pbs", "read_pbs"]
 
-_RECORD = re.compile(rb"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d;[A-Za-z];[^;]*;")
 #: job records that are consulted; E completes a job
 _JOB_TYPE_BYTES = b"QSEDARMCT"
 #: the keys of an E record that are read
@@ -161,11 +160,6 @@ _KEYS = (
     "resources_used.mem",
     "resources_used.ncpus",
 )
-
-
-def looks_like_pbs(first_lines: list[bytes]) -> bool:
-    """Whether the first content lines are PBS accounting records."""
-    return bool(first_lines) and all(_RECORD.match(line) for line in first_lines[:5])
 
 
 # --------------------------------------------------------------------------- reading

@@ -22,6 +22,7 @@ field count of the first job line.
 from __future__ import annotations
 
 import gzip
+import importlib
 import io
 import itertools
 import zlib
@@ -32,15 +33,8 @@ from pathlib import Path
 from queuesim.common import bundled
 from queuesim.common.errors import WorkloadError
 from queuesim.common.files import GZIP_MAGIC, MAX_LINE_BYTES, UTF8_BOM, line_too_long, read_bytes
-from queuesim.traces.alea_swf import ALEA_FIELDS, read_alea_swf
-from queuesim.traces.format_names import FORMAT_NAMES
-from queuesim.traces.pbs import looks_like_pbs, read_pbs
-from queuesim.traces.slurm import (
-    looks_like_jobcomp,
-    looks_like_sacct,
-    read_sacct,
-    read_slurm_jobcomp,
-)
+from queuesim.traces.format_names import ALEA_FIELDS, FORMAT_NAMES
+from queuesim.traces.sniffing import looks_like_jobcomp, looks_like_pbs, looks_like_sacct
 from queuesim.traces.swf import SWF_FIELDS, SwfTrace, read_swf
 from queuesim.traces.trace_cache import read_cached
 
@@ -63,11 +57,28 @@ class TraceFormat:
     fields: int = 0
 
 
+def _reader(module: str, name: str) -> Callable[..., SwfTrace]:
+    """The reader ``name`` of ``module``, imported when first called: a run reads one
+    format, and the other readers' modules (their value parsers, compiled scans, pyarrow's
+    CSV reader) are not imported for it."""
+
+    def read(path: Path, **options: bool) -> SwfTrace:
+        found: Callable[..., SwfTrace] = getattr(importlib.import_module(module), name)
+        return found(path, **options)
+
+    read.__name__ = read.__qualname__ = name
+    return read
+
+
 _READERS: dict[str, tuple[Callable[..., SwfTrace], Callable[[list[bytes]], bool] | None, int]] = {
-    "pbs": (read_pbs, looks_like_pbs, 0),
-    "slurm-jobcomp": (read_slurm_jobcomp, looks_like_jobcomp, 0),
-    "sacct": (read_sacct, looks_like_sacct, 0),
-    "alea-swf": (read_alea_swf, None, ALEA_FIELDS),
+    "pbs": (_reader("queuesim.traces.pbs", "read_pbs"), looks_like_pbs, 0),
+    "slurm-jobcomp": (
+        _reader("queuesim.traces.slurm", "read_slurm_jobcomp"),
+        looks_like_jobcomp,
+        0,
+    ),
+    "sacct": (_reader("queuesim.traces.slurm", "read_sacct"), looks_like_sacct, 0),
+    "alea-swf": (_reader("queuesim.traces.alea_swf", "read_alea_swf"), None, ALEA_FIELDS),
     "swf": (read_swf, None, len(SWF_FIELDS)),
 }
 #: every format, in the order sniffing tries them (named and described in

@@ -140,7 +140,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from queuesim.common.errors import WorkloadError
-from queuesim.common.files import UTF8_BOM, decode_line, read_bytes
+from queuesim.common.files import decode_line, read_bytes
 from queuesim.traces.log_frame import (
     LogJobs,
     log_trace,
@@ -175,6 +175,7 @@ from queuesim.traces.slurm_values import (
     expand_hostlist,
     gpus_of_tres,
 )
+from queuesim.traces.sniffing import looks_like_jobcomp, looks_like_sacct
 from queuesim.traces.swf import BadLine, SwfTrace, reader_notes
 
 __all__ = [
@@ -188,39 +189,6 @@ __all__ = [
     "read_sacct",
     "read_slurm_jobcomp",
 ]
-
-
-# =========================================================================== sniffers
-
-
-def _first_content(first_lines: list[bytes]) -> bytes | None:
-    for index, raw in enumerate(first_lines):
-        line = raw.removeprefix(UTF8_BOM).strip() if index == 0 else raw.strip()
-        if line:
-            return line
-    return None
-
-
-def looks_like_sacct(first_lines: list[bytes]) -> bool:
-    """Whether the first lines of a file look like ``sacct --parsable2`` output: a header
-    line naming JobID, or a job line of the 26 XDMoD fields starting with a job id."""
-    line = _first_content(first_lines)
-    if line is None or b"|" not in line:
-        return False
-    fields = [f.strip().decode("utf-8", "replace") for f in line.split(b"|")]
-    if any(f.lower() == "jobid" for f in fields):
-        return True
-    return len(fields) == len(XDMOD_FIELDS) and _JOB_ID.fullmatch(fields[0]) is not None
-
-
-def looks_like_jobcomp(first_lines: list[bytes]) -> bool:
-    """Whether the first lines of a file look like a Slurm jobcomp/filetxt log."""
-    line = _first_content(first_lines)
-    return (
-        line is not None
-        and line.startswith(b"JobId=")
-        and (b" JobState=" in line or b" UserId=" in line)
-    )
 
 
 # =========================================================================== jobs
