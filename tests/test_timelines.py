@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from queuesim.results.timelines import (
@@ -62,6 +62,16 @@ def test_wait_cdf_is_the_share_of_jobs_waiting_at_most_each_value() -> None:
     assert share.tolist() == [0.25, 0.5, 0.75, 1.0]
 
 
+def test_gantt_splits_a_job_rather_than_draw_a_valid_schedule_above_the_machine() -> None:
+    """Rows 0 and 1 hold two 1-CPU jobs; when the first ends, a 3-CPU job fits the machine
+    only in rows 0, 2 and 3: it gets two bands there, not one band reaching row 4."""
+    rows = [(0, 1, "q", 0.0, 0.0, 1.0, 1), (1, 1, "q", 0.0, 0.0, 2.0, 1)]
+    rows.append((2, 1, "q", 1.0, 1.0, 2.0, 3))
+    g = gantt_rows(schedule(rows), 0.0, 10.0, total_cpus=4).set_index("job_id")
+    assert g.loc[2, "bands"] == ((0, 1), (2, 4))
+    assert not g["above"].any()
+
+
 def test_gantt_bands_never_overlap_and_stay_under_the_machine() -> None:
     """Jobs 1 and 2 overlap in time: different CPU rows; job 3 reuses rows after them."""
     rows = gantt_rows(schedule(ROWS), 0.0, 40.0, total_cpus=4)
@@ -80,6 +90,7 @@ def test_gantt_bands_never_overlap_and_stay_under_the_machine() -> None:
         max_size=12,
     )
 )
+@example(jobs=[(0, 1, 1), (0, 2, 1), (1, 1, 3)])  # once drew a valid schedule above
 @settings(max_examples=40, deadline=None)
 def test_gantt_bands_are_disjoint_for_any_schedule(jobs: list[tuple[int, int, int]]) -> None:
     """Whatever the jobs, each gets exactly its CPUs in rows, two jobs that overlap in

@@ -71,9 +71,9 @@ def _runs(rows: np.ndarray) -> tuple[tuple[int, int], ...]:
 
 def gantt_rows(jobs: pd.DataFrame, start: float, end: float, total_cpus: int) -> pd.DataFrame:
     """The jobs running at some point of ``[start, end)``, each given CPU rows no other job
-    holds while it runs: one contiguous band, first fit, where one is free, else the lowest
-    free rows (several bands). queuesim does not record which CPU a job ran on, so rows are
-    a drawing, not the machine's numbering. Rows above ``total_cpus`` are used only if the
+    holds while it runs: one contiguous band within the machine, first fit, where one is
+    free, else the lowest free rows (several bands). queuesim does not record which CPU a
+    job ran on, so rows are a drawing, not the machine's numbering. Rows above ``total_cpus`` are used only if the
     schedule held more CPUs than the machine (never, for a valid schedule); ``above`` flags
     such jobs. Columns: ``job_id``, ``queue``, ``user``, ``start``, ``end``, ``cpus``,
     ``bands`` (tuple of ``(first, last + 1)`` rows), ``above``."""
@@ -93,8 +93,10 @@ def gantt_rows(jobs: pd.DataFrame, start: float, end: float, total_cpus: int) ->
                 keep.append((finish, rows))
         running = keep
         free = np.flatnonzero(~held)
-        runs = [(a, b) for a, b in _runs(free) if b - a >= c] if c > 0 else []
-        chosen = np.arange(runs[0][0], runs[0][0] + c) if runs else free[:c]
+        # a band within the machine, else the lowest free rows (which stay within it
+        # whenever the schedule does): a band above it would flag a valid schedule
+        runs = [(a, b) for a, b in _runs(free) if b - a >= c and a + c <= total_cpus]
+        chosen = np.arange(runs[0][0], runs[0][0] + c) if runs and c > 0 else free[:c]
         held[chosen] = True
         running.append((float(e), chosen))
         bands.append(_runs(chosen) if c > 0 else ())
