@@ -73,10 +73,11 @@ def gantt_rows(jobs: pd.DataFrame, start: float, end: float, total_cpus: int) ->
     """The jobs running at some point of ``[start, end)``, each given CPU rows no other job
     holds while it runs: one contiguous band within the machine, first fit, where one is
     free, else the lowest free rows (several bands). queuesim does not record which CPU a
-    job ran on, so rows are a drawing, not the machine's numbering. Rows above ``total_cpus`` are used only if the
-    schedule held more CPUs than the machine (never, for a valid schedule); ``above`` flags
-    such jobs. Columns: ``job_id``, ``queue``, ``user``, ``start``, ``end``, ``cpus``,
-    ``bands`` (tuple of ``(first, last + 1)`` rows), ``above``."""
+    job ran on, so rows are a drawing, not the machine's numbering. Rows above
+    ``total_cpus`` are used only if the schedule held more CPUs than the machine (never,
+    for a valid schedule); ``above`` flags such jobs. Columns: ``job_id``, ``queue``,
+    ``user``, ``start``, ``end``, ``cpus``, ``bands`` (tuple of ``(first, last + 1)``
+    rows), ``above``."""
     window = jobs[(jobs["start"] < end) & (jobs["end"] > start)]
     window = window.sort_values(["start", "job_id"], kind="mergesort")
     need = window["cpus"].to_numpy(dtype=np.int64)
