@@ -144,7 +144,7 @@ def _free_over_time(pl: Planning) -> list[tuple[float, int]]:
     return points
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     case=booked_profiles(6, 40, 120),
     ended=st.lists(st.integers(0, 39), max_size=6),

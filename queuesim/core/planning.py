@@ -364,10 +364,11 @@ def _changed(known: Stretches, step: int) -> None:
 
 
 @numba.njit(cache=True)
-def _refresh(known: Stretches, need: int) -> None:
+def _refresh(prof: Profile, known: Stretches, need: int) -> None:
     """Bring what ``known`` holds for ``need`` CPUs to the profile as it is now: the
     stretches ending at or after the first step changed since are dropped, and the scan
-    resumes at the end of the last one kept."""
+    resumes at the start of the stretch that holds the step before that one (or at that
+    step if it is in none): every stretch starting before there ends before it."""
     seen, now = known.seen[need], known.version[0]
     if seen == now:
         return
@@ -385,14 +386,16 @@ def _refresh(known: Stretches, need: int) -> None:
     while n > 0 and known.stop[need, n - 1] >= low:
         n -= 1
     known.number[need] = n
-    known.upto[need] = known.stop[need, n - 1] if n > 0 else 0
+    while low > 0 and prof.cpus[low - 1, 0] >= need:
+        low -= 1
+    known.upto[need] = low
 
 
 @numba.njit(cache=True)
 def _scan_stretches(prof: Profile, known: Stretches, need: int, at: int) -> None:
     """Extend what ``known`` holds for ``need`` CPUs to every stretch starting before step
     ``at``."""
-    _refresh(known, need)
+    _refresh(prof, known, need)
     times, cpus, steps = prof.times, prof.cpus, prof.size[0]
     i = known.upto[need]
     while i < at and known.number[need] >= 0:
