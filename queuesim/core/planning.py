@@ -312,43 +312,90 @@ _STRETCHES = 32
 
 
 class Stretches(NamedTuple):
-    """What :func:`_compress` has learnt of a one-pool profile that no job has changed
-    since: per CPU count ``c``, the stretches of consecutive steps with at least ``c`` CPUs
-    free that are longer than every stretch before them (first step, start and end times),
-    found by a scan that has reached step ``upto[c]``. Valid while ``seen[c]`` equals
-    ``version[0]``; ``number[c]`` -1: too many to keep, so not kept."""
+    """What :func:`_compress` has learnt of a one-pool profile: per CPU count ``c``, the
+    stretches of consecutive steps with at least ``c`` CPUs free that are longer than every
+    stretch before them (first step, start and end times, and the step that ends each:
+    the first with fewer free, or the number of steps), found by a scan that has reached
+    step ``upto[c]``; ``number[c]`` -1: too many to keep, so not kept.
+
+    A move of a job changes no step before some step (its new start, or its old one):
+    ``changed[v]`` is that step for the ``v``-th change (``version[0]`` changes so far),
+    and what is known for ``c`` holds for the profile as it was after change ``seen[c]``
+    (-1: nothing known). Brought up to date (:func:`_refresh`), only the stretches that
+    end before every step changed since are kept, and the scan resumes after them."""
 
     first: np.ndarray
     begin: np.ndarray
     end: np.ndarray
+    stop: np.ndarray
     number: np.ndarray
     upto: np.ndarray
     seen: np.ndarray
     version: np.ndarray
+    changed: np.ndarray
 
 
 @numba.njit(cache=True)
-def new_stretches(top: int) -> Stretches:
-    """Room for CPU counts up to ``top``, nothing known yet."""
+def new_stretches(top: int, changes: int = 1) -> Stretches:
+    """Room for CPU counts up to ``top`` and ``changes`` changes, nothing known yet."""
     return Stretches(
         np.empty((top + 1, _STRETCHES), dtype=np.int64),
         np.empty((top + 1, _STRETCHES)),
         np.empty((top + 1, _STRETCHES)),
+        np.empty((top + 1, _STRETCHES), dtype=np.int64),
         np.zeros(top + 1, dtype=np.int64),
         np.zeros(top + 1, dtype=np.int64),
         np.full(top + 1, -1, dtype=np.int64),
         np.zeros(1, dtype=np.int64),
+        np.zeros(changes + 1, dtype=np.int64),
     )
+
+
+@numba.njit(cache=True)
+def _changed(known: Stretches, step: int) -> None:
+    """Record a change of the profile that leaves every step before ``step`` as it was
+    (the same index, the same free CPUs)."""
+    v = known.version[0] + 1
+    if v >= known.changed.shape[0]:  # out of room: forget everything known
+        known.seen[:] = -1
+        v = 0
+    known.changed[v] = step
+    known.version[0] = v
+
+
+@numba.njit(cache=True)
+def _refresh(prof: Profile, known: Stretches, need: int) -> None:
+    """Bring what ``known`` holds for ``need`` CPUs to the profile as it is now: the
+    stretches ending at or after the first step changed since are dropped, and the scan
+    resumes at the start of the stretch that holds the step before that one (or at that
+    step if it is in none): every stretch starting before there ends before it."""
+    seen, now = known.seen[need], known.version[0]
+    if seen == now:
+        return
+    known.seen[need] = now
+    if seen < 0 or seen > now or known.number[need] < 0:
+        known.number[need] = 0
+        known.upto[need] = 0
+        return
+    low = known.changed[seen + 1]
+    for v in range(seen + 2, now + 1):
+        low = min(low, known.changed[v])
+    if low > known.upto[need]:
+        return  # the scan read no step at or after ``low``
+    n = known.number[need]
+    while n > 0 and known.stop[need, n - 1] >= low:
+        n -= 1
+    known.number[need] = n
+    while low > 0 and prof.cpus[low - 1, 0] >= need:
+        low -= 1
+    known.upto[need] = low
 
 
 @numba.njit(cache=True)
 def _scan_stretches(prof: Profile, known: Stretches, need: int, at: int) -> None:
     """Extend what ``known`` holds for ``need`` CPUs to every stretch starting before step
     ``at``."""
-    if known.seen[need] != known.version[0]:
-        known.seen[need] = known.version[0]
-        known.number[need] = 0
-        known.upto[need] = 0
+    _refresh(prof, known, need)
     times, cpus, steps = prof.times, prof.cpus, prof.size[0]
     i = known.upto[need]
     while i < at and known.number[need] >= 0:
@@ -367,6 +414,7 @@ def _scan_stretches(prof: Profile, known: Stretches, need: int, at: int) -> None
             known.first[need, n] = i
             known.begin[need, n] = times[i]
             known.end[need, n] = end
+            known.stop[need, n] = j
             known.number[need] = n + 1
         i = j
     known.upto[need] = i
@@ -436,23 +484,83 @@ def _stays(
 
 
 @numba.njit(cache=True)
+def _most_upto(prof: Profile, most: np.ndarray, valid: int, at: int) -> int:
+    """Make ``most`` (the running maximum of the free CPUs of a one-pool profile, valid
+    for its first ``valid`` steps) valid for its first ``at``; returns how many are."""
+    for s in range(valid, at):
+        most[s] = prof.cpus[s, 0] if s == 0 else max(most[s - 1], prof.cpus[s, 0])
+    return max(valid, at)
+
+
+@numba.njit(cache=True)
+def _slot_before(
+    prof: Profile, most: np.ndarray, known: Stretches, at: int, need: int, duration: float
+) -> int:
+    """Where a job asking only ``need`` CPUs of a one-pool profile, booked from step
+    ``at`` for ``duration``, would go if taken out and placed at its earliest
+    (:func:`~.profile._earliest`): -1 where it is (see :func:`_stays`); -2 not known here
+    (too many stretches, or a sum whose rounding decides); else the step it would start
+    at, which lies before ``at`` (so taking the job out leaves it where it is).
+
+    The earliest window wholly before the job starts its first stretch (of consecutive
+    steps with ``need`` free) long enough, which is a stretch longer than all before it
+    (:class:`Stretches`); a window reaching into the job's own slot fits just from the
+    start of the stretch that holds step ``at - 1``. ``most`` must be valid up to ``at``."""
+    if at == 0:
+        return -1
+    reach = prof.cpus[at - 1, 0] >= need
+    if not reach and most[at - 1] < need:
+        return -1
+    _scan_stretches(prof, known, need, at)
+    n = known.number[need]
+    if n < 0:
+        return -2
+    band = duration * (1.0 - 1e-12) - 1e-9
+    best = -1
+    longest = -1.0  # the longest stretch before the one that fits (or before ``at``)
+    for r in range(n):
+        if known.first[need, r] >= at:
+            break
+        if known.end[need, r] >= known.begin[need, r] + duration:
+            best = known.first[need, r]
+            break
+        longest = known.end[need, r] - known.begin[need, r]
+    # a stretch that is not the longest so far, yet fits where the longer does not, takes
+    # a rounding of the sums: the search decides then
+    if longest >= band:
+        return -2
+    if reach:
+        b = at - 1
+        while b > 0 and prof.cpus[b - 1, 0] >= need:
+            b -= 1
+        if best < 0 or b < best:
+            best = b
+    return best
+
+
+@numba.njit(cache=True)
 def _compress(pl: Planning) -> None:
     """Move each booked job, in priority order, to the earliest slot it fits in - never
     later than its own, which is free for it (Mu'alem and Feitelson's compression).
 
-    On one pool, a job asking only CPUs that would stay where it is (:func:`_stays`) is
-    left unsearched; the running maximum of the free CPUs and the stretches it consults
-    are kept while no job is searched (a search takes the job out and back in, which may
-    split steps even where it stays)."""
+    On one pool, a job asking only CPUs is placed from what the running maximum of the
+    free CPUs and the stretches of free CPUs say (:func:`_slot_before`), without a search
+    from the front: left where it is if it would stay there, else moved to the start of
+    the first stretch it fits in. A move changes no step before its new start (or its old
+    one), so both are kept for the steps before it and learnt again after it only as far
+    as a later job's start asks: in a deep queue jobs move a little, in priority order,
+    so each learns the few steps between the last move and its own start."""
     prof, state, jobs, _counts, waiting, plan = pl
     one_pool = prof.cpus.shape[1] == 1
     most = np.zeros(prof.times.shape[0], dtype=np.int64)
-    most_valid = False
+    most_valid = 0
     widest = 0
+    booked = 0
     for k in range(waiting.shape[0]):
         if plan.booked[k]:
             widest = max(widest, jobs.cpus[waiting[k]])
-    known = new_stretches(widest if one_pool else 0)
+            booked += 1
+    known = new_stretches(widest if one_pool else 0, booked)
     for k in range(waiting.shape[0]):
         if plan.booked[k]:
             job = waiting[k]
@@ -461,25 +569,29 @@ def _compress(pl: Planning) -> None:
             gpn = state.job_gpn[job]
             mask = jobs.masks[jobs.mask_of[job]]
             need, ppn = jobs.cpus[job], jobs.ppn[job]
-            if one_pool and per_cpu == 0 and gpn == 0 and ppn == 0 and mask[0]:
-                if not most_valid:
-                    top = prof.cpus[0, 0]
-                    for s in range(prof.size[0]):
-                        top = max(top, prof.cpus[s, 0])
-                        most[s] = top
-                    most_valid = True
-                    known.version[0] += 1
-                if _stays(prof, most, known, plan.starts[k], need, duration):
-                    continue
             before = plan.starts[k]
+            at = int(np.searchsorted(prof.times[: prof.size[0]], before))
+            slot = -2
+            if one_pool and per_cpu == 0 and gpn == 0 and ppn == 0 and mask[0]:
+                most_valid = _most_upto(prof, most, most_valid, at)
+                slot = _slot_before(prof, most, known, at, need, duration)
+                if slot == -1 or (slot == -2 and _stays(prof, most, known, before, need, duration)):
+                    continue
             _take(prof, before, duration, per_cpu, gpn, plan.plans[k], -1)
-            i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
+            if slot >= 0:
+                i = slot
+                plan.room[0] = need
+            else:
+                i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
             _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
             plan.starts[k] = prof.times[i]
             _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
-            # taken out and back in, the job may have split steps even where it stays:
-            # the running maximum is by step, so it is learnt again
-            most_valid = False
+            # taken out and back in (even where it stays, steps may split): no step before
+            # the earlier of its two starts changed
+            low = min(at, i)
+            most_valid = min(most_valid, low)
+            if one_pool:
+                _changed(known, low)
 
 
 @numba.njit(cache=True)
