@@ -187,6 +187,21 @@ def test_kept_profile_equals_the_rebuilt_profile(h: dict[str, Any]) -> None:
         assert _values(kept, t) == _values(rebuilt, t), t
 
 
+def _same_as_pass_by_pass(site: Any, jobs: list[Any]) -> None:
+    """Conservative in one compiled call gives the pass-by-pass run of ``jobs`` on
+    ``site`` (nothing to compare when every job is rejected)."""
+    from builders import make_trace
+
+    from queuesim.common.errors import WorkloadError
+    from queuesim.core.workload import CleaningOptions, prepare
+
+    try:
+        workload = prepare(make_trace(jobs), site, CleaningOptions(reject_unrunnable=True))
+    except WorkloadError:
+        return
+    assert_same_run(site, workload, "conservative", {"record_reservations": True})
+
+
 @st.composite
 def unlimited_scenarios(draw: st.DrawFn) -> tuple[Any, list[Any]]:
     """A site without queue limits (one cluster, or two with memory per node) and jobs,
@@ -218,17 +233,7 @@ def test_conservative_keeping_its_profile_runs_as_the_pass_by_pass_run(
     """Conservative backfilling in one compiled call, keeping its profile between passes,
     gives to the last bit the run of the pass-by-pass engine, which rebuilds it every
     pass (starts, ends, passes, first reservations)."""
-    from builders import make_trace
-
-    from queuesim.common.errors import WorkloadError
-    from queuesim.core.workload import CleaningOptions, prepare
-
-    site, jobs = scenario
-    try:
-        workload = prepare(make_trace(jobs), site, CleaningOptions(reject_unrunnable=True))
-    except WorkloadError:
-        return  # every job rejected: nothing to compare
-    assert_same_run(site, workload, "conservative", {"record_reservations": True})
+    _same_as_pass_by_pass(*scenario)
 
 
 @st.composite
@@ -288,14 +293,4 @@ def test_conservative_keeping_its_profile_under_queue_limits_runs_as_the_pass_by
     """Under queue limits too (promised jobs set aside by a limit at a later pass, their
     promises given back), conservative backfilling keeping its profile gives to the last
     bit the pass-by-pass run, which rebuilds it every pass."""
-    from builders import make_trace
-
-    from queuesim.common.errors import WorkloadError
-    from queuesim.core.workload import CleaningOptions, prepare
-
-    site, jobs = scenario
-    try:
-        workload = prepare(make_trace(jobs), site, CleaningOptions(reject_unrunnable=True))
-    except WorkloadError:
-        return  # every job rejected: nothing to compare
-    assert_same_run(site, workload, "conservative", {"record_reservations": True})
+    _same_as_pass_by_pass(*scenario)
