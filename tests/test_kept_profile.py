@@ -238,8 +238,9 @@ def test_conservative_keeping_its_profile_runs_as_the_pass_by_pass_run(
 
 @st.composite
 def limited_scenarios(draw: st.DrawFn) -> tuple[Any, list[Any]]:
-    """A site of two clusters with queue limits (a user's running jobs and CPUs, a queue's
-    CPU pool; a queue on one cluster only) and a few users' jobs, so that a job promised
+    """A site of two clusters with queue limits (a user's running jobs and CPUs - at most
+    the 4 CPUs of the smallest queue, as the site demands -, a queue's CPU pool; a queue
+    on one cluster only) and a few users' jobs, so that a job promised
     a start is often set aside at a later pass: a job of its user started after it in
     the order brought the user to the limit."""
     from queuesim.site.model import Site
@@ -249,7 +250,7 @@ def limited_scenarios(draw: st.DrawFn) -> tuple[Any, list[Any]]:
         if draw(st.booleans()):
             doc["max_running_per_user"] = draw(st.integers(1, 2))
         if draw(st.booleans()):
-            doc["max_cpus_per_user"] = draw(st.integers(4, 8))
+            doc["max_cpus_per_user"] = draw(st.integers(2, 4))
         if draw(st.booleans()):
             doc["cpu_pool"] = "75%"
         return doc
