@@ -44,7 +44,7 @@ from queuesim.core.fairshare import (
     current_usage,
     empty_log,
 )
-from queuesim.core.kept_profile import bring_up_to_date
+from queuesim.core.kept_profile import bring_up_to_date, left_out
 from queuesim.core.multifactor import multifactor_order
 from queuesim.core.ordering import (
     FairshareOrder,
@@ -413,12 +413,18 @@ def replay_events(  # type: ignore[no-untyped-def]
     plannings = 0
     ended_since_planning = False
     # the profile a pass left, kept for the next (:mod:`.kept_profile`): the jobs ended
-    # since, and where it holds each running job until
-    keep = rules.promises and not limits_any and not rules.greedy
+    # since, and where it holds each running job until; the last planning's order and
+    # how many it promised, for the promised jobs a queue limit sets aside later
+    keep = rules.promises and not rules.greedy
     kept = False
     ended = np.empty(max(n, 1) if keep else 0, dtype=np.int64)
     n_ended = 0
     booked_end = np.full(max(n, 1) if keep else 0, np.inf)
+    last_order = np.zeros(0, dtype=np.int64)
+    promised_last = 0
+    mark = np.zeros(max(n, 1) if keep else 0, dtype=np.int64)
+    gone = np.zeros(0, dtype=np.int64)
+    gone_promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
     # scratch of a pass
     prof = new_profile(16, pools, free_gpus.shape[0])
     big = np.iinfo(np.int64).max
@@ -616,15 +622,31 @@ def replay_events(  # type: ignore[no-untyped-def]
                 if rules.promises:
                     known = np.zeros((m, pools), dtype=np.int64)
                     starts_before = np.empty(m)
+                    still_promised = 0
                     for k in range(m):
                         job = order[k]
                         starts_before[k] = promise[job]
                         if promised_in[job] == plannings and plannings > 0:
+                            still_promised += 1
                             for p in range(pools):
                                 known[k, p] = last_plans[promised_row[job], p]
                         elif promise[job] < NEVER:
                             kept = False  # a promise whose pools are not known is not kept
                     promises = Promises(starts_before, known)
+                    # a limit set aside jobs promised last time: the kept profile gives
+                    # their promises back (only limits leave a waiting job out)
+                    gone = gone[:0]
+                    if kept and still_promised < promised_last:
+                        gone, gone_promises = left_out(
+                            last_order,
+                            order,
+                            promised_in,
+                            plannings,
+                            promise,
+                            promised_row,
+                            last_plans,
+                            mark,
+                        )
                 else:
                     promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
                 need_steps = 2 + nrun + 4 * m
@@ -632,7 +654,8 @@ def replay_events(  # type: ignore[no-untyped-def]
                 # adds; when short of it (its steps grow), it is rebuilt
                 kept = (
                     kept
-                    and prof.size[0] + 2 * (n_ended + nrun + m) + 4 * m + 2 <= (prof.times.shape[0])
+                    and prof.size[0] + 2 * (n_ended + nrun + m + gone.shape[0]) + 4 * m + 2
+                    <= (prof.times.shape[0])
                 )
                 if kept:
                     kept = bring_up_to_date(
@@ -644,6 +667,8 @@ def replay_events(  # type: ignore[no-untyped-def]
                         order,
                         promises,
                         jobs.estimate,
+                        gone,
+                        gone_promises,
                     )
                 if not kept:
                     room = prof.times.shape[0]
@@ -710,12 +735,16 @@ def replay_events(  # type: ignore[no-untyped-def]
                     record_held(out.held_times, out.held_jobs, order[:seen], plan.held[:seen])
                 if rules.promises:
                     last_plans = plan.plans.copy()
+                    promised_last = 0
                     for k in range(m):
                         job = order[k]
                         promise[job] = plan.starts[k]
                         if now < plan.starts[k] < NEVER:
                             promised_in[job] = plannings
                             promised_row[job] = k
+                            promised_last += 1
+                    if keep:
+                        last_order = order.copy()
                 if record:
                     for k in range(seen):
                         when = plan.starts[k]

@@ -6,12 +6,20 @@ promise. The next pass would rebuild it from the running jobs and book every pro
 still fits where it was made - the common case - that rebuilt profile is the kept one
 brought up to date (:func:`bring_up_to_date`): the steps before now dropped, the jobs
 that ended since given back, the jobs running past their estimate kept a little longer
-(to ``now`` + grace, as the rebuild expects them), and a promise whose time has passed
-(a job ran past its estimate) moved to now. The two have the same free resources at
+(to ``now`` + grace, as the rebuild expects them), a promise whose time has passed
+(a job ran past its estimate) moved to now, and the promises of the jobs this pass leaves
+out given back (:func:`left_out`: under queue limits a job promised a start may reach a
+limit by the starts of jobs after it in that pass, and is then set aside, so the rebuilt
+profile does not hold it). The two have the same free resources at
 every time; they may differ in step boundaries where nothing changes (the kept one merges
 those), which no search can tell apart (a slot starts where resources free up, and a
 window covers the same resources whatever the steps it spans). When some promise no
 longer fits, the pass rebuilds as before, which books the promises one by one.
+
+What the pass does in the profile is the same kept or rebuilt, queue limits included (it
+checks them against the running counts, not the profile). Not kept: a pass with greedy
+reservations (paper 004, 3.1) empties every pool that could hold a reserved job until it
+starts, which the profile cannot undo; the pass then rebuilds.
 
 So a pass of a deep queue costs the changes since the last, not the queue's length, in
 rebuilding its profile (the promises are still marked booked one by one).
@@ -81,6 +89,41 @@ def _fits(prof: Profile) -> bool:
 
 
 @numba.njit(cache=True)
+def left_out(
+    last_order: np.ndarray,
+    order: np.ndarray,
+    promised_in: np.ndarray,
+    planning: int,
+    promise: np.ndarray,
+    promised_row: np.ndarray,
+    last_plans: np.ndarray,
+    mark: np.ndarray,
+) -> tuple[np.ndarray, Promises]:
+    """The jobs of ``last_order`` (the order of the last planning, the ``planning``-th)
+    promised a later start there (``promised_in[job] == planning``) that ``order`` leaves
+    out, with their promises (``promise`` by job; the pools in row ``promised_row[job]`` of
+    ``last_plans``). ``mark`` (by job) is scratch, never holding ``-planning - 1`` before."""
+    stamp = -planning - 1
+    for k in range(order.shape[0]):
+        mark[order[k]] = stamp
+    gone = np.empty(last_order.shape[0], dtype=np.int64)
+    n = 0
+    for k in range(last_order.shape[0]):
+        job = last_order[k]
+        if promised_in[job] == planning and mark[job] != stamp:
+            gone[n] = job
+            n += 1
+    plans = np.zeros((n, last_plans.shape[1]), dtype=np.int64)
+    starts = np.empty(n)
+    for g in range(n):
+        job = gone[g]
+        starts[g] = promise[job]
+        for p in range(last_plans.shape[1]):
+            plans[g, p] = last_plans[promised_row[job], p]
+    return gone[:n], Promises(starts, plans)
+
+
+@numba.njit(cache=True)
 def bring_up_to_date(
     prof: Profile,
     state: ProfileState,
@@ -90,15 +133,19 @@ def bring_up_to_date(
     waiting: np.ndarray,
     promises: Promises,
     estimate: np.ndarray,
+    gone: np.ndarray,
+    gone_promises: Promises,
 ) -> bool:
     """Bring the profile a pass left (``prof``, for the running jobs and the promises then)
     to ``state.now``: the jobs ``ended`` since then given back, a running job
     (``state.run_jobs``) expected to end before ``now + grace`` held until then, a promise
     (``promises``, a row per job of ``waiting``) whose time has passed moved to ``now``.
     ``booked_end`` (by job) is where ``prof`` holds each running or ended job until; it is
-    updated. Returns whether every promise still fits; if not, ``prof`` is spoilt and the
+    updated. The promises ``prof`` holds of the jobs ``gone`` (``gone_promises``, a row
+    each: promised by the last pass, left out of this one; see :func:`left_out`) are given
+    back. Returns whether every promise still fits; if not, ``prof`` is spoilt and the
     pass must rebuild it. ``prof`` must have room for two more steps per job ended,
-    running and waiting."""
+    running, waiting and gone."""
     now = state.now
     _drop_past(prof, now)
     plan = np.zeros(prof.cpus.shape[1], dtype=np.int64)
@@ -125,4 +172,11 @@ def bring_up_to_date(
             if end > now:
                 _take_span(prof, now, end, mem, gpn, promises.plans[k], -1)
             _take_span(prof, now, now + estimate[job], mem, gpn, promises.plans[k], 1)
+    for g in range(gone.shape[0]):
+        job = gone[g]
+        end = gone_promises.starts[g] + estimate[job]
+        if end > now:
+            mem, gpn = state.job_mem[job], state.job_gpn[job]
+            start = max(gone_promises.starts[g], now)
+            _take_span(prof, start, end, mem, gpn, gone_promises.plans[g], -1)
     return _fits(prof)
