@@ -11,6 +11,7 @@ from queuesim.reports.figures import (
     diff_gantt_figure,
     fairshare_figure,
     figure_bytes,
+    figure_png_svg,
     gantt_figure,
     queue_timeline_figure,
     wait_cdf_figure,
@@ -103,3 +104,18 @@ def test_figures_render_the_same_bytes_twice(fmt: str) -> None:
 
     first = figure_bytes(build, fmt)
     assert first == figure_bytes(build, fmt) and len(first) > 1000
+
+
+def test_a_report_figure_is_built_once_for_both_formats() -> None:
+    """Building a figure (a Gantt chart's bars, its layout) costs as much as saving it, so
+    a report's PNG and SVG come from one build, and twice the same bytes."""
+    builds = []
+
+    def build() -> object:
+        builds.append(1)
+        return gantt_figure(schedule(ROWS), 0.0, 40.0, 4)
+
+    png, svg = figure_png_svg(build)
+    assert len(builds) == 1
+    assert png.startswith(b"\x89PNG") and b"<svg" in svg
+    assert (png, svg) == figure_png_svg(build)

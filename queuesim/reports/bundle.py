@@ -58,7 +58,7 @@ from queuesim.reports.comparison_report import (
     cleaning_counts,
     report_document,
 )
-from queuesim.reports.heatmap_plot import render_heatmap
+from queuesim.reports.heatmap_plot import render_heatmap_as
 from queuesim.reports.render_html import to_html
 from queuesim.reports.render_markdown import to_markdown
 from queuesim.reports.report_figures import comparison_figures
@@ -122,8 +122,9 @@ def write_heatmap_files(
     (``log``: the colour scale, see :func:`.heatmap_plot.heatmap_figure`)."""
     folder.mkdir(parents=True, exist_ok=True)
     files = [folder / f"{stem}.png", folder / f"{stem}.svg", folder / f"{stem}.csv"]
-    for path in files[:2]:
-        data = render_heatmap(grids, path.suffix[1:], log=log)
+    for path, data in zip(
+        files[:2], render_heatmap_as(grids, ("png", "svg"), log=log), strict=True
+    ):
         with atomic_path(path) as tmp:
             tmp.write_bytes(data)
     _write_csv(files[2], heatmap_frame(grids), index=False)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from queuesim.reports.heatmap_plot import render_figure
+from queuesim.reports.heatmap_plot import render_figure, render_figure_as
 from queuesim.results.timelines import (
     decayed_usage,
     gantt_rows,
@@ -35,6 +35,7 @@ __all__ = [
     "diff_gantt_figure",
     "fairshare_figure",
     "figure_bytes",
+    "figure_png_svg",
     "gantt_figure",
     "queue_timeline_figure",
     "wait_cdf_figure",
@@ -49,6 +50,12 @@ _PALETTE = "tab20"
 def figure_bytes(build: Callable[[], Any], fmt: str) -> bytes:
     """``build()``'s figure as ``png`` or ``svg`` bytes."""
     return render_figure(build, fmt)
+
+
+def figure_png_svg(build: Callable[[], Any]) -> tuple[bytes, bytes]:
+    """``build()``'s figure as PNG and SVG bytes, built once."""
+    png, svg = render_figure_as(build, ("png", "svg"))
+    return png, svg
 
 
 def _figure(height: float, rows: int = 1, **grid: Any) -> tuple[Any, Any]:

@@ -16,7 +16,7 @@ stamps matplotlib would write are left out. Files are written atomically.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -245,15 +245,26 @@ def _bin_words(grid: WaitGrid) -> str:
 def render_figure(build: Callable[[], Any], fmt: str) -> bytes:
     """The figure ``build()`` makes, as ``png`` or ``svg`` bytes, in the house style and
     byte-deterministic (every report figure is rendered here)."""
+    return render_figure_as(build, (fmt,))[0]
+
+
+def render_figure_as(build: Callable[[], Any], formats: Sequence[str]) -> list[bytes]:
+    """The figure ``build()`` makes, built once and saved in each of ``formats`` (``png``,
+    ``svg``): a report's figure is drawn as both, and building it (a Gantt chart's bars, a
+    layout) costs as much as saving it."""
     import matplotlib
 
-    if fmt not in _METADATA:
-        raise ValueError(f"format must be png or svg, got {fmt!r}")
+    for fmt in formats:
+        if fmt not in _METADATA:
+            raise ValueError(f"format must be png or svg, got {fmt!r}")
+    out = []
     with matplotlib.rc_context(_RC):
         fig = build()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt, metadata=_METADATA[fmt], dpi=_DPI)
-    return buffer.getvalue()
+        for fmt in formats:
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=fmt, metadata=_METADATA[fmt], dpi=_DPI)
+            out.append(buffer.getvalue())
+    return out
 
 
 def render_heatmap(
@@ -261,6 +272,13 @@ def render_heatmap(
 ) -> bytes:
     """The image of ``grids`` as ``png`` or ``svg`` bytes (byte-deterministic)."""
     return render_figure(lambda: heatmap_figure(grids, title=title, log=log), fmt)
+
+
+def render_heatmap_as(
+    grids: Mapping[str, WaitGrid], formats: Sequence[str], *, log: bool = True
+) -> list[bytes]:
+    """The image of ``grids`` in each of ``formats``, drawn once (byte-deterministic)."""
+    return render_figure_as(lambda: heatmap_figure(grids, log=log), formats)
 
 
 def write_heatmap(

@@ -12,7 +12,7 @@ import numpy as np
 from queuesim.reports.figures import (
     diff_gantt_figure,
     fairshare_figure,
-    figure_bytes,
+    figure_png_svg,
     gantt_figure,
     queue_timeline_figure,
     wait_cdf_figure,
@@ -95,7 +95,4 @@ def comparison_figures(comp: Comparison) -> list[ReportFigure]:
                 ),
             ),
         ]
-    return [
-        ReportFigure(stem, caption, figure_bytes(build, "png"), figure_bytes(build, "svg"))
-        for stem, caption, build in builds
-    ]
+    return [ReportFigure(stem, caption, *figure_png_svg(build)) for stem, caption, build in builds]
