@@ -484,3 +484,19 @@ def test_easy_on_the_full_kth_trace_gives_a_feasible_schedule(
     assert in_use.max() <= site.total_cpus == 100
     assert in_use.min() >= 0
     assert in_use[-1] == 0
+
+
+def test_python_dash_m_queuesim_is_the_queuesim_command() -> None:
+    """`python -m queuesim` runs the command (same name in its usage, same exit status for
+    a bad site file), for environments whose scripts are not on PATH."""
+    ok = subprocess.run(
+        [sys.executable, "-m", "queuesim", "--help"], capture_output=True, text=True, check=False
+    )
+    assert ok.returncode == 0 and ok.stdout.startswith("usage: queuesim ")
+    bad = subprocess.run(
+        [sys.executable, "-m", "queuesim", "run", "no-such-site.yaml", "x.swf"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == 2 and "no-such-site.yaml" in bad.stderr
