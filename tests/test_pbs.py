@@ -161,8 +161,10 @@ def test_sizes(text: str, size: float) -> None:
         ("12/21/2024 24:00:00;E;1.s;user=a", "date MM/DD/YYYY"),  # hour 24
         ("12/21/2024 17:60:09;E;1.s;user=a", "date MM/DD/YYYY"),  # minute 60
         ("12/21/2024 17:58:09;E;1.s;user=a lonelytoken start=5", "key=value, found 'lonelytoken'"),
-        ("12/21/2024 17:58:09;E;1.s;user=a start=soon", "start: expected a number"),
-        ("12/21/2024 17:58:09;E;1.s;user=a Resource_List.mem=3parsecs", "Resource_List.mem"),
+        ("12/21/2024 17:58:09;E;1.s;user=a start=soon end=9", "start: expected a number"),
+        ("12/21/2024 17:58:09;E;1.s;user=a end=9 Resource_List.mem=3parsecs", "Resource_List.mem"),
+        # a record cut off mid-line (a log copied while written): not a job deleted unstarted
+        ("12/21/2024 17:58:09;E;1.s;user=a queue=q ctime=1000 qtime=17", "without end="),
     ],
 )
 def test_a_malformed_record_names_file_line_and_what_was_expected(
@@ -180,6 +182,18 @@ def test_skip_bad_lines_keeps_the_good_records_and_lists_the_bad(tmp_path: Path)
     trace = read_pbs(path, skip_bad_lines=True)
     assert trace.jobs["source_id"].tolist() == ["1.s", "2.s"]
     assert [b.line for b in trace.bad_lines] == [2]
+
+
+def test_a_log_cut_off_in_its_last_record_does_not_invent_a_deleted_job(tmp_path: Path) -> None:
+    """A log copied while PBS wrote it ends mid-record, without end=: that record is a bad
+    line (skipped with skip_bad_lines), not a job deleted before it started."""
+    cut = end("2.s").split(" end=")[0]
+    path = tmp_path / "log"
+    path.write_text(end("1.s") + "\n" + cut)  # no line break after the cut
+    trace = read_pbs(path, skip_bad_lines=True)
+    assert trace.jobs["source_id"].tolist() == ["1.s"]
+    assert [b.line for b in trace.bad_lines] == [2]
+    assert "without end=" in trace.bad_lines[0].reason
 
 
 def test_quoted_values_with_spaces_are_one_value(tmp_path: Path) -> None:

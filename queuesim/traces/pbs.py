@@ -67,7 +67,8 @@ hosts               the distinct host names of ``exec_host``, ``+``-joined, in o
 ==================  =========================================================================
 
 A malformed record - fewer than four ``;``-separated fields, a bad date, a ``key=value``
-without ``=``, a number or size that does not parse - raises
+without ``=``, an ``E`` record without ``end`` (PBS writes it in every one: the record
+was cut off), a number or size that does not parse - raises
 :class:`~queuesim.common.errors.WorkloadError` naming the file, the line and what was
 expected, unless the caller skips bad lines: then it is reported in ``bad_lines``.
 
@@ -302,7 +303,13 @@ def _scan_piece(buf: npt.NDArray[np.uint8], first: int) -> _Piece:
         token = buf[token_start:token_end].tobytes().decode("utf-8", errors="replace")
         reason = f"expected key=value, found {token.split(' ', 1)[0]!r}"
         bad.append(BadLine(int(numbers[i]), _line_text(buf, int(lines.end[i])), reason))
-    usable = bad_token < 0
+    # PBS and Torque write end= in every E record: one without it was cut off (a log copied
+    # while being written, a full disk) and would read as a job deleted before it started
+    no_end = (bad_token < 0) & (value_start[:, _KEYS.index("end")] < 0)
+    for i in end_rows[no_end].tolist():
+        reason = "an E record without end= (cut off? PBS writes end= in every E record)"
+        bad.append(BadLine(int(numbers[i]), _line_text(buf, int(lines.end[i])), reason))
+    usable = (bad_token < 0) & ~no_end
     value_start, value_end, used_rows = value_start[usable], value_end[usable], end_rows[usable]
     fields: dict[str, pa.Array] = {}
     values: dict[str, npt.NDArray[np.float64]] = {}
