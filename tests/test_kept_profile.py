@@ -202,13 +202,11 @@ def _same_as_pass_by_pass(site: Any, jobs: list[Any]) -> None:
     assert_same_run(site, workload, "conservative", {"record_reservations": True})
 
 
-@st.composite
-def unlimited_scenarios(draw: st.DrawFn) -> tuple[Any, list[Any]]:
-    """A site without queue limits (one cluster, or two with memory per node) and jobs,
-    many running past their requested time or ending well before it."""
-    two = draw(st.booleans())
-    clusters = ((2, 4, 64), (3, 2, 32)) if two else ((draw(st.integers(2, 6)), 2),)
-    site = make_site(clusters, kill_at_walltime=False)
+def _draw_jobs(
+    draw: st.DrawFn, *, cpus: int, mem: st.SearchStrategy[Any], user: st.SearchStrategy[int]
+) -> list[Any]:
+    """Up to 50 jobs, often submitted together, many running past their requested time
+    or ending well before it."""
     jobs, t = [], 0
     for i in range(draw(st.integers(1, 50))):
         t += draw(st.just(0) | st.integers(0, 300))
@@ -217,12 +215,24 @@ def unlimited_scenarios(draw: st.DrawFn) -> tuple[Any, list[Any]]:
                 id=i + 1,
                 submit=t,
                 runtime=draw(st.integers(1, 900)),
-                cpus=draw(st.integers(1, 6)),
+                cpus=draw(st.integers(1, cpus)),
                 requested=draw(st.integers(1, 900)),
-                mem=draw(st.none() | st.integers(1, 4 * 1024)) if two else None,
+                mem=draw(mem),
+                user=draw(user),
             )
         )
-    return site, jobs
+    return jobs
+
+
+@st.composite
+def unlimited_scenarios(draw: st.DrawFn) -> tuple[Any, list[Any]]:
+    """A site without queue limits (one cluster, or two with memory per node) and jobs,
+    many running past their requested time or ending well before it."""
+    two = draw(st.booleans())
+    clusters = ((2, 4, 64), (3, 2, 32)) if two else ((draw(st.integers(2, 6)), 2),)
+    site = make_site(clusters, kill_at_walltime=False)
+    mem = st.none() | st.integers(1, 4 * 1024) if two else st.none()
+    return site, _draw_jobs(draw, cpus=6, mem=mem, user=st.just(1))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -270,20 +280,7 @@ def limited_scenarios(draw: st.DrawFn) -> tuple[Any, list[Any]]:
             "kill_at_walltime": False,
         }
     )
-    jobs, t = [], 0
-    for i in range(draw(st.integers(1, 50))):
-        t += draw(st.just(0) | st.integers(0, 300))
-        jobs.append(
-            J(
-                id=i + 1,
-                submit=t,
-                runtime=draw(st.integers(1, 900)),
-                cpus=draw(st.integers(1, 4)),
-                requested=draw(st.integers(1, 900)),
-                user=draw(st.integers(1, 3)),
-            )
-        )
-    return site, jobs
+    return site, _draw_jobs(draw, cpus=4, mem=st.none(), user=st.integers(1, 3))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
