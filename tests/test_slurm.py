@@ -874,3 +874,24 @@ def test_jobcomp_gzip(tmp_path: Path) -> None:
     path = tmp_path / "j.log.gz"
     path.write_bytes(gzip.compress(JOBCOMP_LINES[1].encode()))
     assert read_slurm_jobcomp(path).jobs["source_id"].tolist() == ["124"]
+
+
+def test_one_cell_reads_as_the_whole_column_does(tmp_path: Path) -> None:
+    """A bad line's note quotes its row cell by cell (one value read alone, so that many
+    bad lines do not convert the whole table once each): each cell equals that row of the
+    whole column, for every column kind the table holds (dictionary-encoded, plain text,
+    integers, absent)."""
+    path = write(
+        tmp_path / "c.sacct",
+        "\n".join([HEADER, row(JobID="1"), row(JobID="x2", User="bob"), row(JobID="3")]) + "\n",
+    )
+    table, _ = read_rows(path, skip_bad_lines=False)
+    assert table.n == 3
+    for name in table.columns:
+        whole = [str(v) for v in table.text(name)]
+        assert [table.cell(name, r) for r in range(table.n)] == whole, name
+    assert table.cell("NoSuchColumn", 0) == ""
+    trace = read_sacct(path, skip_bad_lines=True)
+    # as quoted before cells were read alone: that row of every whole column
+    quoted = "|".join(str(table.text(name)[1]) for name in table.columns)
+    assert [(b.line, b.text) for b in trace.bad_lines] == [(3, quoted)]

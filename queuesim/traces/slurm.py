@@ -209,7 +209,7 @@ class _Notes:
 
 
 def _row_text(table: _Table, row: int) -> str:
-    return "|".join(str(table.text(name)[row]) for name in table.columns)
+    return "|".join(table.cell(name, row) for name in table.columns)
 
 
 def _objects(values: pa.Array) -> TextArray:

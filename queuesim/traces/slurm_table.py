@@ -123,6 +123,16 @@ class _Table:
             return column
         return pa.array(column, type=pa.string())
 
+    def cell(self, name: str, row: int) -> str:
+        """The value of one row of the column, as text ("" when the column is absent):
+        what a bad line's note quotes, read alone rather than from the whole column."""
+        column = self.columns.get(name)
+        if column is None:
+            return ""
+        if isinstance(column, pa.ChunkedArray | pa.Array):
+            return str(column[row].as_py())
+        return str(column[row])
+
     def text(self, name: str) -> TextArray:
         column = self.columns.get(name)
         if column is None:
@@ -214,7 +224,7 @@ class _Table:
         if not found.size:
             return found, []
         at = found if self.rows is None else self.rows[found]
-        return found, [str(self.text(name)[int(at[0])])]
+        return found, [self.cell(name, int(at[0]))]
 
     def times(self, name: str) -> FloatArray:
         """Epoch seconds of ``YYYY-MM-DDTHH:MM:SS`` read as UTC; NaN when not a time."""
