@@ -207,7 +207,7 @@ def add_kernels(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "compiled", "interpreted"),
         default="auto",
         help="run the simulation kernels compiled by numba (cached on disk after the "
-        "first compilation, about half a minute) or as plain Python (the same schedule, "
+        "first compilation, one to two minutes) or as plain Python (the same schedule, "
         "slower); auto (the default): compiled once they are in the cache, interpreted "
         "for a small first run (one CPU pool, up to 10,000 jobs)",
     )
