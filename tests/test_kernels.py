@@ -224,6 +224,45 @@ def test_loading_a_cached_kernel_sets_up_only_what_its_code_needs(tmp_path: Path
     assert hits == "1" and whole_target == "False"
 
 
+_OBJECT_MODE_SCRIPT = """
+import importlib.util, sys
+from queuesim.core.kernels import loading, object_mode_lean
+spec = importlib.util.spec_from_file_location("reporting_kernel", sys.argv[1])
+module = sys.modules["reporting_kernel"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+with loading():
+    module.count_up(0)
+with object_mode_lean():
+    assert module.count_up(3) == 3
+assert module.SEEN == [0, 1, 2], module.SEEN
+assert "scipy.linalg" not in sys.modules
+print(sum(module.count_up.stats.cache_hits.values()), "numba.typed.typeddict" in sys.modules)
+"""
+
+
+def test_an_object_mode_block_compiles_without_the_whole_target(tmp_path: Path) -> None:
+    """A cached kernel's object-mode block (which numba compiles in every process, as the
+    compiled run's progress reports) runs within ``kernels.object_mode_lean()`` without
+    numba's whole target set up and without scipy.linalg, calling back into Python."""
+    source = tmp_path / "reporting_kernel.py"
+    source.write_text(
+        "import numba\n\nSEEN = []\n\n"
+        "def seen(i):\n    SEEN.append(i)\n\n"
+        "@numba.njit(cache=True)\ndef count_up(n):\n    total = 0\n"
+        "    for i in range(n):\n        total += 1\n"
+        "        with numba.objmode():\n            seen(i)\n    return total\n"
+    )
+    script = tmp_path / "script.py"
+    script.write_text(_OBJECT_MODE_SCRIPT)
+    for hits in ("0", "1"):  # compiled in the first process, loaded from the cache next
+        done = subprocess.run(
+            [sys.executable, str(script), str(source)], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split()[0] == hits
+    assert done.stdout.split()[1] == "False"  # the cached kernel ran on the runtime alone
+
+
 def test_run_reports_interpreted_kernels_in_its_speed_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

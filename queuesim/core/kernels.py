@@ -35,6 +35,7 @@ __all__ = [
     "choose",
     "interpreted",
     "loading",
+    "object_mode_lean",
     "ready",
     "start_compiler",
 ]
@@ -163,6 +164,55 @@ def loading() -> Iterator[None]:
 
 #: held while a :func:`loading` block patches numba's cache (re-entrant: a block may nest)
 _LOADING_LOCK = threading.RLock()
+
+
+@contextmanager
+def object_mode_lean() -> Iterator[None]:
+    """Within the block, an object-mode block of a kernel (``with numba.objmode():``, as the
+    compiled run's progress reports use) compiles without setting up numba's whole target,
+    and nothing imports ``scipy.linalg``.
+
+    numba does not cache such a block with its kernel: it compiles it in the process, the
+    first time the kernel enters it, and its compiler sets up the whole typing and lowering
+    of every function it can compile first (:func:`start_compiler`) - 0.4 s of CPU of the
+    0.55 s that the README sample's first progress report took, warm. Code in object mode
+    calls the Python interpreter for everything; its compiler looks up only how to write a
+    constant (``numba.cpython.numbers``), so within the block that alone is installed. A
+    block that still fails so compiles again as numba always does (whole target first)."""
+    try:
+        from numba.core.dispatcher import ObjModeLiftedWith
+        from numba.core.imputils import builtin_registry
+    except ImportError:  # numba changed: compile as it always does
+        yield
+        return
+    with _LOADING_LOCK, _blas_hidden():
+        numba_compile = ObjModeLiftedWith.compile
+
+        def compile_lean(self: Any, sig: Any) -> Any:
+            import numba.cpython.numbers  # noqa: F401  (registers the constants' lowering)
+
+            target, typing = self.targetctx, self.typingctx
+            target.install_registry(builtin_registry)
+            target.refresh = typing.refresh = _no_refresh
+            try:
+                return numba_compile(self, sig)
+            except Exception:  # something more was needed: numba's whole target
+                _restore_refresh(target, typing)
+                return numba_compile(self, sig)
+            finally:
+                _restore_refresh(target, typing)
+
+        ObjModeLiftedWith.compile = compile_lean
+        try:
+            yield
+        finally:
+            ObjModeLiftedWith.compile = numba_compile
+
+
+def _restore_refresh(*contexts: Any) -> None:
+    """numba's own ``refresh`` of each of ``contexts`` again (see :func:`object_mode_lean`)."""
+    for context in contexts:
+        vars(context).pop("refresh", None)
 
 
 def _no_refresh() -> None:
