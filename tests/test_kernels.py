@@ -192,6 +192,7 @@ with loading():
     assert list(module.smallest_two(__import__("numpy").array([3.0, 1.0, 2.0]))) == [1.0, 2.0]
 assert "scipy.linalg" not in sys.modules
 print(sum(module.smallest_two.stats.cache_hits.values()), "numba.typed.typeddict" in sys.modules)
+print("numba.misc.quicksort" in sys.modules)
 """
 
 
@@ -199,7 +200,8 @@ def test_loading_a_cached_kernel_sets_up_only_what_its_code_needs(tmp_path: Path
     """Within ``kernels.loading()`` a kernel not in numba's cache compiles as always (the
     whole target set up by the compiler, scipy.linalg not imported); in the next process
     the same kernel loads from the cache without numba's whole target (whose setup imports,
-    e.g., numba's typed dict), and what is compiled afterwards still compiles."""
+    e.g., numba's typed dict) nor the modules of numba's functions compiled into it (its
+    sort), and what is compiled afterwards still compiles."""
     source = tmp_path / "sorted_kernel.py"
     source.write_text(
         "import numba, numpy as np\n\n"
@@ -222,6 +224,9 @@ def test_loading_a_cached_kernel_sets_up_only_what_its_code_needs(tmp_path: Path
     assert second.returncode == 0, second.stderr
     hits, whole_target = second.stdout.split("\n")[0].rsplit(" ", 1)
     assert hits == "1" and whole_target == "False"
+    # np.sort's code came from the cache without its numba module (quicksort) imported
+    assert first.stdout.split("\n")[1] == "True"
+    assert second.stdout.split("\n")[1] == "False"
 
 
 _OBJECT_MODE_SCRIPT = """

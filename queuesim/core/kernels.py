@@ -134,8 +134,18 @@ def loading() -> Iterator[None]:
     itself. So within the block numba's cache loads with the runtime set up alone; a kernel
     that is not in the cache compiles as always, after the whole target is set up
     (:func:`start_compiler`, which the compiler calls itself). If numba's internals are not
-    the ones expected, the block sets up the whole target first, as before."""
+    the ones expected, the block sets up the whole target first, as before.
+
+    Nor does a load import the modules of numba's own functions compiled into a kernel
+    (``numba.np.arraymath``, ``numba.cpython.unicode``, ... - 22 for the compiled run,
+    0.1 s of CPU): numba keeps each compiled function's module globals beside its code
+    (its "environment") only for code in object mode, which reads Python globals, and
+    the functions of those modules run in nopython mode, which never reads them. So
+    within the block such an environment holds the module's name alone
+    (:func:`_environment_unimported`); a module already imported (queuesim's own, whose
+    kernels may hold object-mode blocks) gives its globals as always."""
     try:
+        from numba.core import environment
         from numba.core.caching import Cache
         from numba.core.runtime.nrt import rtsys
     except ImportError:  # numba changed: set the target up as before
@@ -143,7 +153,11 @@ def loading() -> Iterator[None]:
         yield
         return
     # one block at a time, since it patches numba's class (re-entrant: a block may nest)
-    with _LOADING_LOCK, _blas_hidden():
+    with (
+        _LOADING_LOCK,
+        _blas_hidden(),
+        _patched(environment, "_rebuild_env", _environment_unimported(environment)),
+    ):
         numba_load = Cache.load_overload
 
         def load_overload(self: Cache, sig: Any, target_context: Any) -> Any:
@@ -160,6 +174,35 @@ def loading() -> Iterator[None]:
             yield
         finally:
             Cache.load_overload = numba_load  # type: ignore[method-assign]
+
+
+def _environment_unimported(environment: ModuleType) -> Any:
+    """numba's ``_rebuild_env`` (which its cache's pickles call to restore a compiled
+    function's environment), giving a function of a module not imported yet an environment
+    of the module's name alone instead of importing the module (see :func:`loading`)."""
+    numba_rebuild = environment._rebuild_env
+
+    def rebuild(module: str, consts: list[Any], name: str) -> Any:
+        if module in sys.modules or environment.lookup_environment(name) is not None:
+            return numba_rebuild(module, consts, name)
+        env = environment.Environment({"__name__": module})
+        env.consts[:] = consts
+        env.env_name = name
+        environment.Environment._memo[name] = env
+        return env
+
+    return rebuild
+
+
+@contextmanager
+def _patched(owner: ModuleType, name: str, value: object) -> Iterator[None]:
+    """Within the block, ``owner.name`` is ``value``; restored on exit."""
+    saved = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, saved)
 
 
 #: held while a :func:`loading` block patches numba's cache (re-entrant: a block may nest)
