@@ -211,45 +211,71 @@ _LOADING_LOCK = threading.RLock()
 
 @contextmanager
 def object_mode_lean() -> Iterator[None]:
-    """Within the block, an object-mode block of a kernel (``with numba.objmode():``, as the
-    compiled run's progress reports use) compiles without setting up numba's whole target,
-    and nothing imports ``scipy.linalg``.
+    """Within the block (in its thread), an object-mode block of a kernel (``with
+    numba.objmode():``, as the compiled run's progress reports use) compiles without setting
+    up numba's whole target, and without importing ``scipy.linalg``.
 
     numba does not cache such a block with its kernel: it compiles it in the process, the
-    first time the kernel enters it, and its compiler sets up the whole typing and lowering
-    of every function it can compile first (:func:`start_compiler`) - 0.4 s of CPU of the
-    0.55 s that the README sample's first progress report took, warm. Code in object mode
-    calls the Python interpreter for everything; its compiler looks up only how to write a
-    constant (``numba.cpython.numbers``), so within the block that alone is installed. A
-    block that still fails so compiles again as numba always does (whole target first)."""
-    try:
-        from numba.core.dispatcher import ObjModeLiftedWith
-        from numba.core.imputils import builtin_registry
-    except ImportError:  # numba changed: compile as it always does
+    first time the kernel enters it, and its compiler first sets up the whole typing and
+    lowering of every function it can compile (:func:`start_compiler`), which most of the
+    README sample's first progress report took. Code in object mode calls the Python
+    interpreter for everything; its compiler looks up only how to write a constant
+    (``numba.cpython.numbers``), so within the block that alone is installed. A block that
+    still fails so compiles again as numba always does (whole target first). numba's
+    compiler of object-mode blocks is wrapped once, the first time a block is entered; it
+    compiles as numba's own outside such a block."""
+    if not _wrap_object_mode_compiler():
         yield
         return
-    with _LOADING_LOCK, _blas_hidden():
+    before = getattr(_LEAN_OBJECT_MODE, "on", False)
+    _LEAN_OBJECT_MODE.on = True
+    try:
+        yield
+    finally:
+        _LEAN_OBJECT_MODE.on = before
+
+
+#: whether :func:`object_mode_lean` is on in a thread (its attribute ``on``)
+_LEAN_OBJECT_MODE = threading.local()
+#: whether numba's compiler of object-mode blocks is wrapped (empty until first tried)
+_OBJECT_MODE_WRAPPED: list[bool] = []
+
+
+def _wrap_object_mode_compiler() -> bool:
+    """Wrap numba's compiler of object-mode blocks (once) so that it compiles leanly within
+    :func:`object_mode_lean`; false if numba's internals are not the ones expected."""
+    with _LOADING_LOCK:
+        if _OBJECT_MODE_WRAPPED:
+            return _OBJECT_MODE_WRAPPED[0]
+        try:
+            from numba.core.compiler_lock import global_compiler_lock
+            from numba.core.dispatcher import ObjModeLiftedWith
+            from numba.core.imputils import builtin_registry
+        except ImportError:  # numba changed: compile as it always does
+            _OBJECT_MODE_WRAPPED.append(False)
+            return False
         numba_compile = ObjModeLiftedWith.compile
 
-        def compile_lean(self: Any, sig: Any) -> Any:
+        def compile_block(self: Any, sig: Any) -> Any:
+            if not getattr(_LEAN_OBJECT_MODE, "on", False):
+                return numba_compile(self, sig)
             import numba.cpython.numbers  # noqa: F401  (registers the constants' lowering)
 
             target, typing = self.targetctx, self.typingctx
-            target.install_registry(builtin_registry)
-            target.refresh = typing.refresh = _no_refresh
-            try:
-                return numba_compile(self, sig)
-            except Exception:  # something more was needed: numba's whole target
-                _restore_refresh(target, typing)
-                return numba_compile(self, sig)
-            finally:
-                _restore_refresh(target, typing)
+            with global_compiler_lock, _blas_hidden():
+                target.install_registry(builtin_registry)
+                target.refresh = typing.refresh = _no_refresh
+                try:
+                    return numba_compile(self, sig)
+                except Exception:  # something more was needed: numba's whole target
+                    _restore_refresh(target, typing)
+                    return numba_compile(self, sig)
+                finally:
+                    _restore_refresh(target, typing)
 
-        ObjModeLiftedWith.compile = compile_lean
-        try:
-            yield
-        finally:
-            ObjModeLiftedWith.compile = numba_compile
+        ObjModeLiftedWith.compile = compile_block
+        _OBJECT_MODE_WRAPPED.append(True)
+        return True
 
 
 def _restore_refresh(*contexts: Any) -> None:
