@@ -192,6 +192,7 @@ with loading():
     assert list(module.smallest_two(__import__("numpy").array([3.0, 1.0, 2.0]))) == [1.0, 2.0]
 assert "scipy.linalg" not in sys.modules
 print(sum(module.smallest_two.stats.cache_hits.values()), "numba.typed.typeddict" in sys.modules)
+print("numba.misc.quicksort" in sys.modules)
 """
 
 
@@ -199,7 +200,8 @@ def test_loading_a_cached_kernel_sets_up_only_what_its_code_needs(tmp_path: Path
     """Within ``kernels.loading()`` a kernel not in numba's cache compiles as always (the
     whole target set up by the compiler, scipy.linalg not imported); in the next process
     the same kernel loads from the cache without numba's whole target (whose setup imports,
-    e.g., numba's typed dict), and what is compiled afterwards still compiles."""
+    e.g., numba's typed dict) nor the modules of numba's functions compiled into it (its
+    sort), and what is compiled afterwards still compiles."""
     source = tmp_path / "sorted_kernel.py"
     source.write_text(
         "import numba, numpy as np\n\n"
@@ -222,6 +224,48 @@ def test_loading_a_cached_kernel_sets_up_only_what_its_code_needs(tmp_path: Path
     assert second.returncode == 0, second.stderr
     hits, whole_target = second.stdout.split("\n")[0].rsplit(" ", 1)
     assert hits == "1" and whole_target == "False"
+    # np.sort's code came from the cache without its numba module (quicksort) imported
+    assert first.stdout.split("\n")[1] == "True"
+    assert second.stdout.split("\n")[1] == "False"
+
+
+_OBJECT_MODE_SCRIPT = """
+import importlib.util, sys
+from queuesim.core.kernels import loading, object_mode_lean
+spec = importlib.util.spec_from_file_location("reporting_kernel", sys.argv[1])
+module = sys.modules["reporting_kernel"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+with loading():
+    module.count_up(0)
+with object_mode_lean():
+    assert module.count_up(3) == 3
+assert module.SEEN == [0, 1, 2], module.SEEN
+assert "scipy.linalg" not in sys.modules
+print(sum(module.count_up.stats.cache_hits.values()), "numba.typed.typeddict" in sys.modules)
+"""
+
+
+def test_an_object_mode_block_compiles_without_the_whole_target(tmp_path: Path) -> None:
+    """A cached kernel's object-mode block (which numba compiles in every process, as the
+    compiled run's progress reports) runs within ``kernels.object_mode_lean()`` without
+    numba's whole target set up and without scipy.linalg, calling back into Python."""
+    source = tmp_path / "reporting_kernel.py"
+    source.write_text(
+        "import numba\n\nSEEN = []\n\n"
+        "def seen(i):\n    SEEN.append(i)\n\n"
+        "@numba.njit(cache=True)\ndef count_up(n):\n    total = 0\n"
+        "    for i in range(n):\n        total += 1\n"
+        "        with numba.objmode():\n            seen(i)\n    return total\n"
+    )
+    script = tmp_path / "script.py"
+    script.write_text(_OBJECT_MODE_SCRIPT)
+    for hits in ("0", "1"):  # compiled in the first process, loaded from the cache next
+        done = subprocess.run(
+            [sys.executable, str(script), str(source)], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split()[0] == hits
+    assert done.stdout.split()[1] == "False"  # the cached kernel ran on the runtime alone
 
 
 def test_run_reports_interpreted_kernels_in_its_speed_line(

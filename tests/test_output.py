@@ -6,6 +6,8 @@ import dataclasses
 import filecmp
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -286,3 +288,26 @@ def test_metrics_json_says_what_each_cleaning_reason_did_and_where(tmp_path: Pat
         "no_node_with_properties": {"action": "rejected", "jobs": 1, "first_lines": [3]},
         "host_requirement_not_modelled": {"action": "warning", "jobs": 1, "first_lines": [4]},
     }
+
+
+_RUN_WITHOUT_OUT = """
+import sys
+from queuesim.cli import main
+assert main(["run", "kth-sp2", sys.argv[1], "--quiet", "--kernels", "interpreted"]) == 0
+print(sorted(m for m in ("pyarrow.parquet", "matplotlib", "scipy.linalg") if m in sys.modules))
+"""
+
+
+def test_a_run_without_out_imports_no_file_writer_nor_plotting(tmp_path: Path) -> None:
+    """`queuesim run` without --out, in a fresh process, imports neither pyarrow's Parquet
+    writer (and file systems) nor matplotlib nor scipy.linalg: each costs every run time
+    while only writing files, figures or compiling kernels needs it."""
+    trace = tmp_path / "three.swf"
+    trace.write_text(
+        "".join(f"{i} {10 * i} -1 60 1 -1 -1 1 120 -1 1 1 1 -1 1 -1 -1 -1\n" for i in (1, 2, 3))
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_WITHOUT_OUT, str(trace)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

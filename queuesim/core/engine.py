@@ -142,14 +142,16 @@ class Simulation:
         started_at = time.perf_counter()
         scanned = 0
         if self.batch_rules is not None:
-            passes, scanned = replay(
-                self.state,
-                self.ordering,
-                self.batch_rules,
-                record=getattr(self.policy, "record", None),
-                heads=getattr(self.policy, "head_reservations", None),
-                progress=self.progress,
-            )
+            # the progress reports' object-mode block compiles in this process, leanly
+            with kernel_modes.object_mode_lean():
+                passes, scanned = replay(
+                    self.state,
+                    self.ordering,
+                    self.batch_rules,
+                    record=getattr(self.policy, "record", None),
+                    heads=getattr(self.policy, "head_reservations", None),
+                    progress=self.progress,
+                )
         else:
             passes = self._run_passes()
         wall = time.perf_counter() - started_at

@@ -35,6 +35,7 @@ __all__ = [
     "choose",
     "interpreted",
     "loading",
+    "object_mode_lean",
     "ready",
     "start_compiler",
 ]
@@ -133,8 +134,18 @@ def loading() -> Iterator[None]:
     itself. So within the block numba's cache loads with the runtime set up alone; a kernel
     that is not in the cache compiles as always, after the whole target is set up
     (:func:`start_compiler`, which the compiler calls itself). If numba's internals are not
-    the ones expected, the block sets up the whole target first, as before."""
+    the ones expected, the block sets up the whole target first, as before.
+
+    Nor does a load import the modules of numba's own functions compiled into a kernel
+    (``numba.np.arraymath``, ``numba.cpython.unicode``, ... - 22 for the compiled run,
+    0.1 s of CPU): numba keeps each compiled function's module globals beside its code
+    (its "environment") only for code in object mode, which reads Python globals, and
+    the functions of those modules run in nopython mode, which never reads them. So
+    within the block such an environment holds the module's name alone
+    (:func:`_environment_unimported`); a module already imported (queuesim's own, whose
+    kernels may hold object-mode blocks) gives its globals as always."""
     try:
+        from numba.core import environment
         from numba.core.caching import Cache
         from numba.core.runtime.nrt import rtsys
     except ImportError:  # numba changed: set the target up as before
@@ -142,7 +153,11 @@ def loading() -> Iterator[None]:
         yield
         return
     # one block at a time, since it patches numba's class (re-entrant: a block may nest)
-    with _LOADING_LOCK, _blas_hidden():
+    with (
+        _LOADING_LOCK,
+        _blas_hidden(),
+        _patched(environment, "_rebuild_env", _environment_unimported(environment)),
+    ):
         numba_load = Cache.load_overload
 
         def load_overload(self: Cache, sig: Any, target_context: Any) -> Any:
@@ -161,8 +176,112 @@ def loading() -> Iterator[None]:
             Cache.load_overload = numba_load  # type: ignore[method-assign]
 
 
+def _environment_unimported(environment: ModuleType) -> Any:
+    """numba's ``_rebuild_env`` (which its cache's pickles call to restore a compiled
+    function's environment), giving a function of a module not imported yet an environment
+    of the module's name alone instead of importing the module (see :func:`loading`)."""
+    numba_rebuild = environment._rebuild_env
+
+    def rebuild(module: str, consts: list[Any], name: str) -> Any:
+        if module in sys.modules or environment.lookup_environment(name) is not None:
+            return numba_rebuild(module, consts, name)
+        env = environment.Environment({"__name__": module})
+        env.consts[:] = consts
+        env.env_name = name
+        environment.Environment._memo[name] = env
+        return env
+
+    return rebuild
+
+
+@contextmanager
+def _patched(owner: ModuleType, name: str, value: object) -> Iterator[None]:
+    """Within the block, ``owner.name`` is ``value``; restored on exit."""
+    saved = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, saved)
+
+
 #: held while a :func:`loading` block patches numba's cache (re-entrant: a block may nest)
 _LOADING_LOCK = threading.RLock()
+
+
+@contextmanager
+def object_mode_lean() -> Iterator[None]:
+    """Within the block (in its thread), an object-mode block of a kernel (``with
+    numba.objmode():``, as the compiled run's progress reports use) compiles without setting
+    up numba's whole target, and without importing ``scipy.linalg``.
+
+    numba does not cache such a block with its kernel: it compiles it in the process, the
+    first time the kernel enters it, and its compiler first sets up the whole typing and
+    lowering of every function it can compile (:func:`start_compiler`), which most of the
+    README sample's first progress report took. Code in object mode calls the Python
+    interpreter for everything; its compiler looks up only how to write a constant
+    (``numba.cpython.numbers``), so within the block that alone is installed. A block that
+    still fails so compiles again as numba always does (whole target first). numba's
+    compiler of object-mode blocks is wrapped once, the first time a block is entered; it
+    compiles as numba's own outside such a block."""
+    if not _wrap_object_mode_compiler():
+        yield
+        return
+    before = getattr(_LEAN_OBJECT_MODE, "on", False)
+    _LEAN_OBJECT_MODE.on = True
+    try:
+        yield
+    finally:
+        _LEAN_OBJECT_MODE.on = before
+
+
+#: whether :func:`object_mode_lean` is on in a thread (its attribute ``on``)
+_LEAN_OBJECT_MODE = threading.local()
+#: whether numba's compiler of object-mode blocks is wrapped (empty until first tried)
+_OBJECT_MODE_WRAPPED: list[bool] = []
+
+
+def _wrap_object_mode_compiler() -> bool:
+    """Wrap numba's compiler of object-mode blocks (once) so that it compiles leanly within
+    :func:`object_mode_lean`; false if numba's internals are not the ones expected."""
+    with _LOADING_LOCK:
+        if _OBJECT_MODE_WRAPPED:
+            return _OBJECT_MODE_WRAPPED[0]
+        try:
+            from numba.core.compiler_lock import global_compiler_lock
+            from numba.core.dispatcher import ObjModeLiftedWith
+            from numba.core.imputils import builtin_registry
+        except ImportError:  # numba changed: compile as it always does
+            _OBJECT_MODE_WRAPPED.append(False)
+            return False
+        numba_compile = ObjModeLiftedWith.compile
+
+        def compile_block(self: Any, sig: Any) -> Any:
+            if not getattr(_LEAN_OBJECT_MODE, "on", False):
+                return numba_compile(self, sig)
+            import numba.cpython.numbers  # noqa: F401  (registers the constants' lowering)
+
+            target, typing = self.targetctx, self.typingctx
+            with global_compiler_lock, _blas_hidden():
+                target.install_registry(builtin_registry)
+                target.refresh = typing.refresh = _no_refresh
+                try:
+                    return numba_compile(self, sig)
+                except Exception:  # something more was needed: numba's whole target
+                    _restore_refresh(target, typing)
+                    return numba_compile(self, sig)
+                finally:
+                    _restore_refresh(target, typing)
+
+        ObjModeLiftedWith.compile = compile_block
+        _OBJECT_MODE_WRAPPED.append(True)
+        return True
+
+
+def _restore_refresh(*contexts: Any) -> None:
+    """numba's own ``refresh`` of each of ``contexts`` again (see :func:`object_mode_lean`)."""
+    for context in contexts:
+        vars(context).pop("refresh", None)
 
 
 def _no_refresh() -> None:

@@ -176,7 +176,6 @@ def _child(name: str, workloads: str, configs: str) -> None:
     from queuesim.results.metrics import compute_metrics
     from queuesim.results.output import write_run
     from queuesim.site.loading import load_site
-    from queuesim.studies.compare import run_all
     from queuesim.studies.simulate import simulate
 
     run = next(r for r in RUNS + SCALING if r.name == name)
@@ -199,7 +198,10 @@ def _child(name: str, workloads: str, configs: str) -> None:
     if len(prepared) > 1:
         # several setups run as `queuesim compare` runs them: in parallel, the likely
         # longest first; simulate is the wall time until the last ends, less the longest
-        # kernel loading (each worker loads its kernels while the others run)
+        # kernel loading (each worker loads its kernels while the others run). Imported
+        # here: a row of one site imports what `queuesim run --out` does, no more
+        from queuesim.studies.compare import run_all
+
         t0 = time.perf_counter()
         together = iter(run_all(prepared, os.cpu_count() or 1).values())
         wall = time.perf_counter() - t0

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from queuesim.common.atomic import atomic_path
 from queuesim.traces.swf import SwfTrace, write_swf
@@ -86,5 +85,8 @@ def write_parquet(
         or pa.types.is_large_string(f.type)
         or pa.types.is_dictionary(f.type)
     ]
+    # imported here: a run that writes no Parquet file does without pyarrow's file systems
+    import pyarrow.parquet as pq
+
     with atomic_path(out) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=False, use_dictionary=text)
