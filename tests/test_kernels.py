@@ -302,3 +302,26 @@ def test_a_compilation_is_announced_only_when_the_kernels_are_not_in_the_cache(
     assert code == 0
     assert ("compilingsimulationkernels(firstrunonly)" in out) is (not in_cache)
     assert ("compiledonthisfirstrun" in out) is (not in_cache)
+
+
+def test_a_numba_without_the_internals_patched_loads_and_compiles_as_numba_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``kernels.loading()`` and ``object_mode_lean()`` patch numba's internals; on a numba
+    whose internals are not the expected ones (here: its cache's environment rebuilder
+    and the registry the lean object-mode compile installs gone) they step aside - the
+    whole target is set up, kernels compile and run as numba does - rather than failing
+    every run."""
+    import numba
+    from numba.core import environment, imputils
+
+    from queuesim.core import kernels
+
+    monkeypatch.delattr(environment, "_rebuild_env")
+    with kernels.loading():
+        assert numba.njit(lambda a: a + 1)(1) == 2
+    monkeypatch.setattr(kernels, "_OBJECT_MODE_WRAPPED", [])
+    monkeypatch.delattr(imputils, "builtin_registry")
+    with kernels.object_mode_lean():  # a plain block, nothing patched
+        assert numba.njit(lambda a: a * 2)(3) == 6
+    assert kernels._OBJECT_MODE_WRAPPED == [False]

@@ -4,7 +4,8 @@ numba compiles a kernel the first time it is called and keeps the machine code i
 on-disk cache; the next process loads it in a fraction of a second. Compiling the whole
 batch run takes nearly two minutes of CPU on a 2-core machine (105-115 s measured on
 2026-11-28), far more than a small run takes interpreted: the README's sample of 2,000
-jobs is simulated in about a second by the plain Python of the same kernels. So a run chooses (:func:`choose`):
+jobs is simulated in about a second by the plain Python of the same kernels. So a run
+chooses (:func:`choose`):
 
 * ``compiled``: always compile (or load) the kernels - what long runs and studies want;
 * ``interpreted``: run every kernel's Python source (``py_func``) - same schedule, slower;
@@ -148,17 +149,15 @@ def loading() -> Iterator[None]:
         from numba.core import environment
         from numba.core.caching import Cache
         from numba.core.runtime.nrt import rtsys
-    except ImportError:  # numba changed: set the target up as before
+
+        rebuild = _environment_unimported(environment)
+        numba_load = Cache.load_overload
+    except (ImportError, AttributeError):  # numba changed: set the target up as before
         start_compiler()
         yield
         return
     # one block at a time, since it patches numba's class (re-entrant: a block may nest)
-    with (
-        _LOADING_LOCK,
-        _blas_hidden(),
-        _patched(environment, "_rebuild_env", _environment_unimported(environment)),
-    ):
-        numba_load = Cache.load_overload
+    with _LOADING_LOCK, _blas_hidden(), _patched(environment, "_rebuild_env", rebuild):
 
         def load_overload(self: Cache, sig: Any, target_context: Any) -> Any:
             # numba's load_overload without its refresh of the whole target first
@@ -179,16 +178,22 @@ def loading() -> Iterator[None]:
 def _environment_unimported(environment: ModuleType) -> Any:
     """numba's ``_rebuild_env`` (which its cache's pickles call to restore a compiled
     function's environment), giving a function of a module not imported yet an environment
-    of the module's name alone instead of importing the module (see :func:`loading`)."""
+    of the module's name alone instead of importing the module (see :func:`loading`).
+    Raises AttributeError if numba's internals are not the ones expected."""
     numba_rebuild = environment._rebuild_env
+    memo, lookup, made = (
+        environment.Environment._memo,
+        environment.lookup_environment,
+        environment.Environment,
+    )
 
     def rebuild(module: str, consts: list[Any], name: str) -> Any:
-        if module in sys.modules or environment.lookup_environment(name) is not None:
+        if module in sys.modules or lookup(name) is not None:
             return numba_rebuild(module, consts, name)
-        env = environment.Environment({"__name__": module})
+        env = made({"__name__": module})
         env.consts[:] = consts
         env.env_name = name
-        environment.Environment._memo[name] = env
+        memo[name] = env
         return env
 
     return rebuild
@@ -251,10 +256,11 @@ def _wrap_object_mode_compiler() -> bool:
             from numba.core.compiler_lock import global_compiler_lock
             from numba.core.dispatcher import ObjModeLiftedWith
             from numba.core.imputils import builtin_registry
-        except ImportError:  # numba changed: compile as it always does
+
+            numba_compile = ObjModeLiftedWith.compile
+        except (ImportError, AttributeError):  # numba changed: compile as it always does
             _OBJECT_MODE_WRAPPED.append(False)
             return False
-        numba_compile = ObjModeLiftedWith.compile
 
         def compile_block(self: Any, sig: Any) -> Any:
             if not getattr(_LEAN_OBJECT_MODE, "on", False):
