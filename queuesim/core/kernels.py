@@ -157,14 +157,17 @@ def loading() -> Iterator[None]:
         yield
         return
     # one block at a time, since it patches numba's class (re-entrant: a block may nest)
-    with _LOADING_LOCK, _blas_hidden(), _patched(environment, "_rebuild_env", rebuild):
+    with _LOADING_LOCK, _blas_hidden():
 
         def load_overload(self: Cache, sig: Any, target_context: Any) -> Any:
-            # numba's load_overload without its refresh of the whole target first
+            # numba's load_overload without its refresh of the whole target first, and
+            # with the lean rebuilder of environments while it unpickles (only then: a
+            # kernel compiled in the block is saved with numba's own, by name)
             rtsys.initialize(target_context)
             target_context.refresh = _no_refresh
             try:
-                return numba_load(self, sig, target_context)  # type: ignore[no-untyped-call]
+                with _patched(environment, "_rebuild_env", rebuild):
+                    return numba_load(self, sig, target_context)  # type: ignore[no-untyped-call]
             finally:
                 vars(target_context).pop("refresh", None)
 
