@@ -350,6 +350,8 @@ def _earliest(
     ``now_only``, if it does not fit at step ``first``."""
     if now_only and first == 0:
         return _fits_now(prof, need, per_cpu, ppn, gpn, mask, duration, room)
+    if not now_only and prof.cpus.shape[1] > 1:
+        return _earliest_sliding(prof, need, per_cpu, ppn, gpn, mask, duration, room, first)
     times, steps = prof.times, prof.size[0]
     i = first
     while i < steps:
@@ -368,11 +370,6 @@ def _earliest(
                 return i
             if _window_room(prof, i, j, per_cpu, ppn, gpn, mask, room) >= need:
                 return i
-            if not now_only:
-                # no step is short, yet no pool keeps enough free the whole window: the
-                # next windows overlap this one, so slide them (each pool's least room
-                # kept as the window moves) rather than scan each anew
-                return _earliest_sliding(prof, need, per_cpu, ppn, gpn, mask, duration, room, i + 1)
         if now_only:
             return -1
         i = blocked + 1 if blocked >= 0 else i + 1
@@ -391,7 +388,8 @@ def _earliest_sliding(
     room: np.ndarray,
     first: int,
 ) -> int:
-    """:func:`_earliest` from step ``first`` on several pools, in one pass over the steps.
+    """:func:`_earliest` from step ``first`` on several pools (not ``now_only``), in one
+    pass over the steps.
 
     Where the job fits is the first step ``i`` whose window (steps ``i`` to
     :func:`_window_end`) leaves the job, summed over the pools of ``mask``, at least
