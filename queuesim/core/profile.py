@@ -350,6 +350,8 @@ def _earliest(
     ``now_only``, if it does not fit at step ``first``."""
     if now_only and first == 0:
         return _fits_now(prof, need, per_cpu, ppn, gpn, mask, duration, room)
+    if not now_only and prof.cpus.shape[1] > 1:
+        return _earliest_sliding(prof, need, per_cpu, ppn, gpn, mask, duration, room, first)
     times, steps = prof.times, prof.size[0]
     i = first
     while i < steps:
@@ -371,6 +373,83 @@ def _earliest(
         if now_only:
             return -1
         i = blocked + 1 if blocked >= 0 else i + 1
+    return -1
+
+
+@numba.njit(cache=True)
+def _earliest_sliding(
+    prof: Profile,
+    need: int,
+    per_cpu: int,
+    ppn: int,
+    gpn: int,
+    mask: np.ndarray,
+    duration: float,
+    room: np.ndarray,
+    first: int,
+) -> int:
+    """:func:`_earliest` from step ``first`` on several pools (not ``now_only``), in one
+    pass over the steps.
+
+    Where the job fits is the first step ``i`` whose window (steps ``i`` to
+    :func:`_window_end`) leaves the job, summed over the pools of ``mask``, at least
+    ``need`` CPUs, each pool offering its least room over the window. Scanning each window
+    anew costs the window's length for every step it slides by; a long job among many
+    pools, where free CPUs move from pool to pool, slides over thousands of steps. Both
+    ends of the window only move forward as ``i`` does, so each pool's least room is kept
+    in a queue of the steps that may yet be its minimum (increasing room; van Herk's
+    sliding minimum), each step entering and leaving once. A step too short in total ends
+    every window over it, as in :func:`_earliest`: the queues restart after it."""
+    times, steps = prof.times, prof.size[0]
+    pools = prof.cpus.shape[1]
+    used = np.flatnonzero(mask[:pools])
+    width = used.shape[0]
+    span = max(steps - first, 1)
+    # row t: the t-th entry of every pool's queue (few rows are used: rows, not pools, apart)
+    queue = np.empty((span, width), dtype=np.int64)  # step - first
+    value = np.empty((span, width), dtype=np.int64)
+    head = np.zeros(width, dtype=np.int64)
+    tail = np.zeros(width, dtype=np.int64)
+    i = first
+    j = first  # the next step to enter the window
+    while i < steps:
+        end = times[i] + duration
+        blocked = -1
+        while j < steps and (j == i or times[j] < end):
+            total = 0
+            for q in range(width):
+                v = _pool_room(prof, j, used[q], per_cpu, gpn)
+                total += _shaped(v, ppn)
+                t = tail[q]
+                while t > head[q] and value[t - 1, q] >= v:
+                    t -= 1
+                queue[t, q] = j - first
+                value[t, q] = v
+                tail[q] = t + 1
+            j += 1
+            if total < need:
+                blocked = j - 1
+                break
+        if blocked >= 0:
+            i = blocked + 1
+            j = i
+            head[:] = 0
+            tail[:] = 0
+            continue
+        total = 0
+        for q in range(width):
+            h = head[q]
+            while queue[h, q] < i - first:
+                h += 1
+            head[q] = h
+            total += _shaped(value[h, q], ppn)
+        if total >= need:
+            for p in range(pools):
+                room[p] = 0
+            for q in range(width):
+                room[used[q]] = _shaped(value[head[q], q], ppn)
+            return i
+        i += 1
     return -1
 
 
