@@ -278,6 +278,42 @@ def _add_head(heads: Heads, job: int, when: float) -> Heads:
 
 
 @numba.njit(cache=True)
+def _run_insert(run_ids: np.ndarray, nrun: int, est_end: np.ndarray, job: int) -> None:
+    """Put ``job`` among the ``nrun`` running jobs ``run_ids``, kept in order of their
+    expected ends (``est_end``), after those that end at the same time: the profile
+    then takes them in order without sorting them at every pass."""
+    t = est_end[job]
+    lo, hi = 0, nrun
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if est_end[run_ids[mid]] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    for r in range(nrun, lo, -1):
+        run_ids[r] = run_ids[r - 1]
+    run_ids[lo] = job
+
+
+@numba.njit(cache=True)
+def _run_remove(run_ids: np.ndarray, nrun: int, est_end: np.ndarray, job: int) -> None:
+    """Take ``job`` out of the ``nrun`` running jobs ``run_ids`` (in order of their
+    expected ends, :func:`_run_insert`), keeping the others in order."""
+    t = est_end[job]
+    lo, hi = 0, nrun
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if est_end[run_ids[mid]] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    while run_ids[lo] != job:
+        lo += 1
+    for r in range(lo, nrun - 1):
+        run_ids[r] = run_ids[r + 1]
+
+
+@numba.njit(cache=True)
 def _slurm_due(slurm: SlurmRules, phase: int, now: float, event: bool, left: int) -> bool:
     """Whether Slurm's main scheduler (``phase`` 0: at a submit or end - ``event`` - and
     every ``sched_interval`` seconds) or its backfill (1: every ``bf_interval`` seconds,
@@ -379,9 +415,9 @@ def replay_events(  # type: ignore[no-untyped-def]
     h_seq = np.empty(max(n, 1), dtype=np.int64)
     h_job = np.empty(max(n, 1), dtype=np.int64)
     nheap, seq = 0, 0
-    # running jobs (swap-removed, as the engine's list) and where each runs
+    # running jobs, in order of their expected ends (so the profile needs no sort), and
+    # where each runs
     run_ids = np.zeros(max(n, 1), dtype=np.int64)
-    run_pos = np.full(max(n, 1), -1, dtype=np.int64)
     nrun = 0
     alloc_start = np.zeros(max(n, 1), dtype=np.int64)
     alloc_len = np.zeros(max(n, 1), dtype=np.int64)
@@ -483,12 +519,8 @@ def replay_events(  # type: ignore[no-untyped-def]
             if order_kind != ORDER_FCFS:
                 log = advance(ledger, now, log, usage_now)
                 charge_end(ledger, job, now)
-            pos = run_pos[job]
+            _run_remove(run_ids, nrun, est_end, job)
             nrun -= 1
-            moved = run_ids[nrun]
-            run_ids[pos] = moved
-            run_pos[moved] = pos
-            run_pos[job] = -1
             finished = True
             if keep:
                 ended[n_ended] = job
@@ -811,8 +843,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                     out.start[job] = now
                     est_end[job] = now + jobs.estimate[job]
                     nwaiting -= 1
-                    run_ids[nrun] = job
-                    run_pos[job] = nrun
+                    _run_insert(run_ids, nrun, est_end, job)
                     nrun += 1
                     seq += 1
                     nheap = _heap_push(h_time, h_seq, h_job, nheap, now + run.work[job], seq, job)
