@@ -463,6 +463,9 @@ def replay_events(  # type: ignore[no-untyped-def]
     gone_promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
     # scratch of a pass
     prof = new_profile(16, pools, free_gpus.shape[0])
+    # made once, not at every pass (each allocation costs the runtime's reference counts)
+    no_promise = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
+    end_room = np.empty(max(n, 1))
     big = np.iinfo(np.int64).max
     fast_started = np.empty(max(n, 1), dtype=np.int64)
     # what a pass decides, reused: its first rows are cleared after each pass
@@ -621,7 +624,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                 # need not be sorted into it
                 profiled = 0 if slurm is None and rules.depth == 0 and not rules.promises else nrun
                 run_now = run_ids[:profiled]
-                run_ends = np.empty(profiled)
+                run_ends = end_room[:profiled]
                 for r in range(profiled):
                     run_ends[r] = max(est_end[run_now[r]], now + _GRACE)
                 pass_jobs = jobs
@@ -680,7 +683,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                             mark,
                         )
                 else:
-                    promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
+                    promises = no_promise
                 need_steps = 2 + nrun + 4 * m
                 # a kept profile needs room for what brings it up to date and what the pass
                 # adds; when short of it (its steps grow), it is rebuilt
