@@ -21,7 +21,7 @@ from builders import J, make_workload
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from queuesim.core.batch_run import ORDER_FCFS, indexable, replay
+from queuesim.core.batch_run import ORDER_FCFS, _run_insert, _run_remove, indexable, replay
 from queuesim.core.engine import Simulation
 from queuesim.core.workload import load_workload
 from queuesim.policies.registry import make_policy
@@ -352,3 +352,28 @@ def test_the_backfill_index_starts_what_the_job_by_job_loop_starts(
     assert sim.batch_rules is not None
     assert indexable(sim.state, ORDER_FCFS, sim.batch_rules)
     assert_same_run(site, workload, policy, params)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    ends=st.lists(st.integers(0, 6), min_size=1, max_size=12),
+    removals=st.lists(st.integers(0, 11), max_size=12),
+)
+def test_the_running_jobs_stay_in_order_of_their_expected_ends(
+    ends: list[int], removals: list[int]
+) -> None:
+    """Jobs put among the running ones and taken out again (ties included) leave exactly
+    the others, in order of their expected ends, as the profile reads them unsorted."""
+    est_end = np.array(ends, dtype=np.float64)
+    run_ids = np.zeros(len(ends), dtype=np.int64)
+    running: list[int] = []
+    for job in range(len(ends)):
+        _run_insert(run_ids, len(running), est_end, job)
+        running.append(job)
+    for job in removals:
+        if job in running:
+            _run_remove(run_ids, len(running), est_end, job)
+            running.remove(job)
+    kept = run_ids[: len(running)]
+    assert sorted(kept.tolist()) == sorted(running)
+    assert np.all(np.diff(est_end[kept]) >= 0)

@@ -278,6 +278,42 @@ def _add_head(heads: Heads, job: int, when: float) -> Heads:
 
 
 @numba.njit(cache=True)
+def _run_insert(run_ids: np.ndarray, nrun: int, est_end: np.ndarray, job: int) -> None:
+    """Put ``job`` among the ``nrun`` running jobs ``run_ids``, kept in order of their
+    expected ends (``est_end``), after those that end at the same time: the profile
+    then takes them in order without sorting them at every pass."""
+    t = est_end[job]
+    lo, hi = 0, nrun
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if est_end[run_ids[mid]] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    for r in range(nrun, lo, -1):
+        run_ids[r] = run_ids[r - 1]
+    run_ids[lo] = job
+
+
+@numba.njit(cache=True)
+def _run_remove(run_ids: np.ndarray, nrun: int, est_end: np.ndarray, job: int) -> None:
+    """Take ``job`` out of the ``nrun`` running jobs ``run_ids`` (in order of their
+    expected ends, :func:`_run_insert`), keeping the others in order."""
+    t = est_end[job]
+    lo, hi = 0, nrun
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if est_end[run_ids[mid]] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    while run_ids[lo] != job:
+        lo += 1
+    for r in range(lo, nrun - 1):
+        run_ids[r] = run_ids[r + 1]
+
+
+@numba.njit(cache=True)
 def _slurm_due(slurm: SlurmRules, phase: int, now: float, event: bool, left: int) -> bool:
     """Whether Slurm's main scheduler (``phase`` 0: at a submit or end - ``event`` - and
     every ``sched_interval`` seconds) or its backfill (1: every ``bf_interval`` seconds,
@@ -379,9 +415,9 @@ def replay_events(  # type: ignore[no-untyped-def]
     h_seq = np.empty(max(n, 1), dtype=np.int64)
     h_job = np.empty(max(n, 1), dtype=np.int64)
     nheap, seq = 0, 0
-    # running jobs (swap-removed, as the engine's list) and where each runs
+    # running jobs, in order of their expected ends (so the profile needs no sort), and
+    # where each runs
     run_ids = np.zeros(max(n, 1), dtype=np.int64)
-    run_pos = np.full(max(n, 1), -1, dtype=np.int64)
     nrun = 0
     alloc_start = np.zeros(max(n, 1), dtype=np.int64)
     alloc_len = np.zeros(max(n, 1), dtype=np.int64)
@@ -427,6 +463,9 @@ def replay_events(  # type: ignore[no-untyped-def]
     gone_promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
     # scratch of a pass
     prof = new_profile(16, pools, free_gpus.shape[0])
+    # made once, not at every pass (each allocation costs the runtime's reference counts)
+    no_promise = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
+    end_room = np.empty(max(n, 1))
     big = np.iinfo(np.int64).max
     fast_started = np.empty(max(n, 1), dtype=np.int64)
     # what a pass decides, reused: its first rows are cleared after each pass
@@ -483,12 +522,8 @@ def replay_events(  # type: ignore[no-untyped-def]
             if order_kind != ORDER_FCFS:
                 log = advance(ledger, now, log, usage_now)
                 charge_end(ledger, job, now)
-            pos = run_pos[job]
+            _run_remove(run_ids, nrun, est_end, job)
             nrun -= 1
-            moved = run_ids[nrun]
-            run_ids[pos] = moved
-            run_pos[moved] = pos
-            run_pos[job] = -1
             finished = True
             if keep:
                 ended[n_ended] = job
@@ -589,7 +624,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                 # need not be sorted into it
                 profiled = 0 if slurm is None and rules.depth == 0 and not rules.promises else nrun
                 run_now = run_ids[:profiled]
-                run_ends = np.empty(profiled)
+                run_ends = end_room[:profiled]
                 for r in range(profiled):
                     run_ends[r] = max(est_end[run_now[r]], now + _GRACE)
                 pass_jobs = jobs
@@ -648,7 +683,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                             mark,
                         )
                 else:
-                    promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
+                    promises = no_promise
                 need_steps = 2 + nrun + 4 * m
                 # a kept profile needs room for what brings it up to date and what the pass
                 # adds; when short of it (its steps grow), it is rebuilt
@@ -811,8 +846,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                     out.start[job] = now
                     est_end[job] = now + jobs.estimate[job]
                     nwaiting -= 1
-                    run_ids[nrun] = job
-                    run_pos[job] = nrun
+                    _run_insert(run_ids, nrun, est_end, job)
                     nrun += 1
                     seq += 1
                     nheap = _heap_push(h_time, h_seq, h_job, nheap, now + run.work[job], seq, job)

@@ -681,7 +681,9 @@ def _stop_queue(prof: Profile, mask: np.ndarray, stopped: np.ndarray, queue: int
                     prof.gpus[s, p] = 0
 
 
-@numba.njit(cache=True)
+# inlined into :func:`plan_into`, its one caller: a call would count every array of the
+# pass's ``Planning`` in and out at every pass
+@numba.njit(cache=True, inline="always")
 def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) -> int:
     """Place the jobs without a booked promise, in priority order: start now, reserve the
     earliest slot (while fewer than ``rules.depth`` jobs hold one), or pass over.

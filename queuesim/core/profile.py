@@ -217,8 +217,16 @@ def _build(state: ProfileState, extra: int) -> Profile:
 @numba.njit(cache=True)
 def fill(prof: Profile, state: ProfileState) -> None:
     """Make ``prof`` (room for 2 steps more than there are running jobs) the profile of the
-    running jobs. Every end must lie after ``now``."""
-    order = np.argsort(state.run_ends, kind="mergesort")
+    running jobs. Every end must lie after ``now``. The running jobs are taken in order of
+    their ends (sorted here unless they come in that order, as the compiled run keeps
+    them; jobs ending together add to one step, in any order)."""
+    ends = state.run_ends
+    in_order = True
+    for r in range(1, ends.shape[0]):
+        if ends[r] < ends[r - 1]:
+            in_order = False
+            break
+    order = np.empty(0, dtype=np.int64) if in_order else np.argsort(ends, kind="mergesort")
     pools = state.free_cpus.shape[0]
     prof.low_upto[0] = 0
     times, cpus, mem, gpus = prof.times, prof.cpus, prof.mem, prof.gpus
@@ -229,9 +237,9 @@ def fill(prof: Profile, state: ProfileState) -> None:
     for p in range(gpus.shape[1]):
         gpus[0, p] = state.free_gpus[p]
     steps = 1
-    for k in range(order.shape[0]):
-        r = order[k]
-        t = state.run_ends[r]
+    for k in range(ends.shape[0]):
+        r = k if in_order else order[k]
+        t = ends[r]
         if t != times[steps - 1]:
             _copy_step(prof, steps - 1, steps)
             times[steps] = t
@@ -521,7 +529,7 @@ def _split(prof: Profile, t: float) -> int:
     return k
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _take(
     prof: Profile,
     start: float,
