@@ -33,15 +33,17 @@ import numpy as np
 from queuesim.core.profile import Profile, ProfileState, Promises, _copy_step, _take_span
 
 
-@numba.njit(cache=True)
-def _same_step(prof: Profile, a: int, b: int) -> bool:
-    """Whether steps ``a`` and ``b`` have the same free resources in every pool."""
-    for p in range(prof.cpus.shape[1]):
-        if prof.cpus[a, p] != prof.cpus[b, p] or prof.mem[a, p] != prof.mem[b, p]:
+@numba.njit(cache=True, inline="always")
+def _same_step(cpus: np.ndarray, mem: np.ndarray, gpus: np.ndarray, a: int, b: int) -> bool:
+    """Whether steps ``a`` and ``b`` of a profile's ``cpus``, ``mem`` and ``gpus`` have
+    the same free resources in every pool (the arrays, not the profile, are passed: a
+    call, even inlined, costs the references of every array it is given)."""
+    for p in range(cpus.shape[1]):
+        if cpus[a, p] != cpus[b, p] or mem[a, p] != mem[b, p]:
             return False
     same = True
-    for p in range(prof.gpus.shape[1]):
-        same = same and prof.gpus[a, p] == prof.gpus[b, p]
+    for p in range(gpus.shape[1]):
+        same = same and gpus[a, p] == gpus[b, p]
     return same
 
 
@@ -57,8 +59,9 @@ def _drop_past(prof: Profile, now: float) -> None:
         _copy_step(prof, first, 0)
     prof.times[0] = now
     kept = 1
+    cpus, mem, gpus = prof.cpus, prof.mem, prof.gpus
     for s in range(first + 1, steps):
-        if not _same_step(prof, s, kept - 1):
+        if not _same_step(cpus, mem, gpus, s, kept - 1):
             if s != kept:
                 _copy_step(prof, s, kept)
             kept += 1
@@ -66,7 +69,7 @@ def _drop_past(prof: Profile, now: float) -> None:
     prof.low_upto[0] = 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _held(state: ProfileState, job: int, plan: np.ndarray) -> None:
     """The CPUs ``job`` holds in every pool, into ``plan``."""
     plan[:] = 0

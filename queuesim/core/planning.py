@@ -248,21 +248,22 @@ def _book_as_promised(pl: Planning, promises: Promises) -> int:
         gpn[e] = state.job_gpn[job]
     if not _take_all(prof, starts, durations, per_cpu, gpn, promises.plans[promised]):
         return -1
-    return _mark_booked(pl, promises)
+    return _mark_booked(waiting.shape[0], state.now, promises, pl.plan)
 
 
 @numba.njit(cache=True)
-def _mark_booked(pl: Planning, promises: Promises) -> int:
-    """Mark every promise as booked where it was made (from ``now`` if that has passed),
-    the profile holding them already; returns how many there are."""
-    _prof, state, _jobs, _counts, waiting, plan = pl
+def _mark_booked(n: int, now: float, promises: Promises, plan: PassPlan) -> int:
+    """Mark every promise of the first ``n`` waiting jobs as booked where it was made
+    (from ``now`` if that has passed), the profile holding them already; returns how
+    many there are. (Passed only what it reads: a call costs the references of every
+    array it is given, and a conservative pass makes it every time.)"""
     m = 0
-    for k in range(waiting.shape[0]):
+    for k in range(n):
         if promises.starts[k] < NEVER:
             for p in range(plan.plans.shape[1]):
                 plan.plans[k, p] = promises.plans[k, p]
             plan.booked[k] = True
-            plan.starts[k] = max(promises.starts[k], state.now)
+            plan.starts[k] = max(promises.starts[k], now)
             m += 1
     return m
 
@@ -364,7 +365,7 @@ def _changed(known: Stretches, step: int) -> None:
 
 
 @numba.njit(cache=True)
-def _refresh(prof: Profile, known: Stretches, need: int) -> None:
+def _refresh(cpus: np.ndarray, known: Stretches, need: int) -> None:
     """Bring what ``known`` holds for ``need`` CPUs to the profile as it is now: the
     stretches ending at or after the first step changed since are dropped, and the scan
     resumes at the start of the stretch that holds the step before that one (or at that
@@ -386,17 +387,19 @@ def _refresh(prof: Profile, known: Stretches, need: int) -> None:
     while n > 0 and known.stop[need, n - 1] >= low:
         n -= 1
     known.number[need] = n
-    while low > 0 and prof.cpus[low - 1, 0] >= need:
+    while low > 0 and cpus[low - 1, 0] >= need:
         low -= 1
     known.upto[need] = low
 
 
 @numba.njit(cache=True)
-def _scan_stretches(prof: Profile, known: Stretches, need: int, at: int) -> None:
+def _scan_stretches(
+    times: np.ndarray, cpus: np.ndarray, steps: int, known: Stretches, need: int, at: int
+) -> None:
     """Extend what ``known`` holds for ``need`` CPUs to every stretch starting before step
-    ``at``."""
-    _refresh(prof, known, need)
-    times, cpus, steps = prof.times, prof.cpus, prof.size[0]
+    ``at``, in the profile of ``steps`` steps at ``times`` with ``cpus`` free (its arrays
+    passed rather than the profile: a call costs the references of every array given)."""
+    _refresh(cpus, known, need)
     i = known.upto[need]
     while i < at and known.number[need] >= 0:
         if cpus[i, 0] < need:
@@ -429,7 +432,7 @@ def _fits_before(prof: Profile, known: Stretches, need: int, duration: float, at
 
     The stretches longer than all before them stand for the rest (a window fits in a
     stretch only if it fits in the longest before it); each is tried as the scan does."""
-    _scan_stretches(prof, known, need, at)
+    _scan_stretches(prof.times, prof.cpus, prof.size[0], known, need, at)
     n = known.number[need]
     if n >= 0:
         for r in range(n):
@@ -494,7 +497,14 @@ def _most_upto(prof: Profile, most: np.ndarray, valid: int, at: int) -> int:
 
 @numba.njit(cache=True)
 def _slot_before(
-    prof: Profile, most: np.ndarray, known: Stretches, at: int, need: int, duration: float
+    times: np.ndarray,
+    cpus: np.ndarray,
+    steps: int,
+    most: np.ndarray,
+    known: Stretches,
+    at: int,
+    need: int,
+    duration: float,
 ) -> int:
     """Where a job asking only ``need`` CPUs of a one-pool profile, booked from step
     ``at`` for ``duration``, would go if taken out and placed at its earliest
@@ -508,10 +518,10 @@ def _slot_before(
     start of the stretch that holds step ``at - 1``. ``most`` must be valid up to ``at``."""
     if at == 0:
         return -1
-    reach = prof.cpus[at - 1, 0] >= need
+    reach = cpus[at - 1, 0] >= need
     if not reach and most[at - 1] < need:
         return -1
-    _scan_stretches(prof, known, need, at)
+    _scan_stretches(times, cpus, steps, known, need, at)
     n = known.number[need]
     if n < 0:
         return -2
@@ -531,11 +541,25 @@ def _slot_before(
         return -2
     if reach:
         b = at - 1
-        while b > 0 and prof.cpus[b - 1, 0] >= need:
+        while b > 0 and cpus[b - 1, 0] >= need:
             b -= 1
         if best < 0 or b < best:
             best = b
     return best
+
+
+@numba.njit(cache=True, inline="always")
+def _step_of(times: np.ndarray, steps: int, t: float) -> int:
+    """The first of the first ``steps`` steps (``times`` ascending) starting at or after
+    ``t`` (``steps`` if none): ``np.searchsorted`` without the view of a slice."""
+    lo, hi = 0, steps
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if times[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @numba.njit(cache=True)
@@ -567,14 +591,20 @@ def _compress(pl: Planning) -> None:
             per_cpu = state.job_mem[job]
             duration = jobs.estimate[job]
             gpn = state.job_gpn[job]
-            mask = jobs.masks[jobs.mask_of[job]]
             need, ppn = jobs.cpus[job], jobs.ppn[job]
             before = plan.starts[k]
-            at = int(np.searchsorted(prof.times[: prof.size[0]], before))
+            at = _step_of(prof.times, prof.size[0], before)
             slot = -2
-            if one_pool and per_cpu == 0 and gpn == 0 and ppn == 0 and mask[0]:
+            on_pool = jobs.masks[jobs.mask_of[job], 0]
+            if one_pool and per_cpu == 0 and gpn == 0 and ppn == 0 and on_pool:
                 most_valid = _most_upto(prof, most, most_valid, at)
-                slot = _slot_before(prof, most, known, at, need, duration)
+                # the common stay, told by the step before and the running maximum, is
+                # tested here: a call costs the references of every array it is passed
+                if at == 0 or (prof.cpus[at - 1, 0] < need and most[at - 1] < need):
+                    continue
+                slot = _slot_before(
+                    prof.times, prof.cpus, prof.size[0], most, known, at, need, duration
+                )
                 if slot == -1 or (slot == -2 and _stays(prof, most, known, before, need, duration)):
                     continue
             _take(prof, before, duration, per_cpu, gpn, plan.plans[k], -1)
@@ -582,6 +612,7 @@ def _compress(pl: Planning) -> None:
                 i = slot
                 plan.room[0] = need
             else:
+                mask = jobs.masks[jobs.mask_of[job]]
                 i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
             _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
             plan.starts[k] = prof.times[i]
@@ -592,6 +623,18 @@ def _compress(pl: Planning) -> None:
             most_valid = min(most_valid, low)
             if one_pool:
                 _changed(known, low)
+
+
+@numba.njit(cache=True)
+def _due_now(n: int, now: float, plan: PassPlan) -> int:
+    """How many of the first ``n`` waiting jobs are booked for later than ``now`` (what
+    :func:`_start_due_promises` returns when no booked job is due now, without its call
+    on the whole pass)."""
+    later = 0
+    for k in range(n):
+        if plan.booked[k] and plan.starts[k] > now:
+            later += 1
+    return later
 
 
 @numba.njit(cache=True)
@@ -865,13 +908,15 @@ def plan_into(
     # calls are skipped, each costing the reference counts of every array of ``pl``
     booked, reserved = 0, 0
     if booked_already:
-        booked = _mark_booked(pl, promises)
+        booked = _mark_booked(waiting.shape[0], state.now, promises, plan)
     elif promises.starts.shape[0]:
         booked = _book_promises(pl, promises)
     if rules.compress and booked:
         _compress(pl)
     if booked:
-        reserved = _start_due_promises(pl, booked)
+        reserved = _due_now(waiting.shape[0], state.now, plan)
+        if reserved < booked:  # some promise is due now: it starts unless a limit holds it
+            reserved = _start_due_promises(pl, booked)
     return _place_others(pl, rules, reserved, min_cpus)
 
 
