@@ -895,3 +895,22 @@ def test_one_cell_reads_as_the_whole_column_does(tmp_path: Path) -> None:
     # as quoted before cells were read alone: that row of every whole column
     quoted = "|".join(str(table.text(name)[1]) for name in table.columns)
     assert [(b.line, b.text) for b in trace.bad_lines] == [(3, quoted)]
+
+
+def test_a_job_too_large_for_one_node_says_its_shape_and_what_fits(tmp_path: Path) -> None:
+    """A sacct job of 4 CPUs on one node (NNodes 1) on a site of 2-CPU nodes is too large
+    although the site has 8 CPUs: the error names its shape (4 on one node) and what its
+    queue could ever give it (0), not only the site's total."""
+    from queuesim.core.workload import prepare_trace
+    from queuesim.site.model import Site
+
+    trace = sacct(tmp_path, row(JobID="1"))
+    site = Site.model_validate(
+        {"name": "t", "clusters": [{"name": "c", "nodes": 4, "cpus_per_node": 2}]}
+    )
+    with pytest.raises(WorkloadError) as info:
+        prepare_trace(trace, site)
+    message = str(info.value)
+    assert "line 2 (4 CPUs, 4 on one node, queue" in message
+    assert "at most 0 can ever be placed" in message
+    assert "has 8 CPUs in all" in message

@@ -270,6 +270,7 @@ def test_too_large_job_is_an_error_naming_line_cpus_and_reject_unrunnable(
     assert "line 3" in message
     assert "9 CPUs" in message
     assert "8 CPUs" in message  # what the site has
+    assert "at most 8 can ever be placed" in message  # what its queue could give it
     assert "--reject-unrunnable" in message
 
 
@@ -312,6 +313,7 @@ def test_too_large_by_memory_error_says_memory_is_the_problem(tmp_path: Path) ->
     message = str(info.value).replace(str(tmp_path), "")  # the folder name says "memory"
     assert "line 3" in message
     assert "memory" in message.lower()
+    assert "at most 0 can ever be placed" in message  # not one of its CPUs fits a node
 
 
 def walltime_queues() -> Site:

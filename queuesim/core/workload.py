@@ -383,8 +383,9 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
         [state.max_placeable(int(m), int(r), int(p), int(g)) for m, r, p, g in combos],
         dtype=np.int64,
     )
-    too_large = np.zeros(len(jobs), dtype=bool)
-    too_large[placeable] = cpus[placeable] > limits[which.reshape(-1)]
+    most = np.zeros(len(jobs), dtype=np.int64)  # what each job's queue could ever hold
+    most[placeable] = limits[which.reshape(-1)]
+    too_large = placeable & (cpus > most)
     rec.add(jobs, too_large, "too_large", "rejected")
     unlimited = np.iinfo(np.int64).max
     cap = np.array(
@@ -411,7 +412,7 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
                 too_large,
                 over_limit,
                 cpus,
-                mem_per_cpu,
+                (ppn, mem_per_cpu, most),
                 names,
                 _unmet_parts(jobs, resolved.flags, unmet),
             )
@@ -555,10 +556,14 @@ def _rejection_message(
     too_large: np.ndarray,
     over_limit: np.ndarray,
     cpus: np.ndarray,
-    mem_per_cpu: np.ndarray,
+    shape: tuple[np.ndarray, np.ndarray, np.ndarray],
     queue_names: list[str],
     unmet: list[str],
 ) -> str:
+    """The error for jobs the site cannot run; ``shape`` is each job's CPUs per node (0:
+    any), memory per CPU and the most CPUs the nodes its queue may use could ever give
+    it, so that a too-large job's line says what fits, not only the site's total."""
+    ppn, mem_per_cpu, most = shape
     lines = jobs["line"].to_numpy()
     parts = list(unmet)
     if too_large.any():
@@ -566,7 +571,12 @@ def _rejection_message(
 
         def ask(i: int) -> str:
             memory = f" with {mem_per_cpu[i]:,} bytes of memory each" if mem_per_cpu[i] else ""
-            return f"line {lines[i]} ({cpus[i]} CPUs{memory}, queue {queue_names[i]!r})"
+            per_node = f", {ppn[i]} on one node" if ppn[i] == cpus[i] else ""
+            per_node = per_node or (f", {ppn[i]} per node" if ppn[i] > 0 else "")
+            return (
+                f"line {lines[i]} ({cpus[i]} CPUs{per_node}{memory}, queue "
+                f"{queue_names[i]!r}: at most {most[i]} can ever be placed)"
+            )
 
         parts.append(
             f"{int(too_large.sum())} jobs ask for more than the nodes their queue may use can "
