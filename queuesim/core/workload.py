@@ -412,7 +412,9 @@ def prepare(trace: SwfTrace, site: Site, options: CleaningOptions | None = None)
                 too_large,
                 over_limit,
                 cpus,
-                (ppn, mem_per_cpu, most),
+                ppn,
+                mem_per_cpu,
+                most,
                 names,
                 _unmet_parts(jobs, resolved.flags, unmet),
             )
@@ -556,14 +558,15 @@ def _rejection_message(
     too_large: np.ndarray,
     over_limit: np.ndarray,
     cpus: np.ndarray,
-    shape: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ppn: np.ndarray,
+    mem_per_cpu: np.ndarray,
+    most: np.ndarray,
     queue_names: list[str],
     unmet: list[str],
 ) -> str:
-    """The error for jobs the site cannot run; ``shape`` is each job's CPUs per node (0:
-    any), memory per CPU and the most CPUs the nodes its queue may use could ever give
-    it, so that a too-large job's line says what fits, not only the site's total."""
-    ppn, mem_per_cpu, most = shape
+    """The error for jobs the site cannot run. A too-large job's line gives its CPUs per
+    node (``ppn``; 0: any spread), memory per CPU and the most CPUs the nodes its queue
+    may use could ever give it (``most``): what fits, not only the site's total."""
     lines = jobs["line"].to_numpy()
     parts = list(unmet)
     if too_large.any():
@@ -571,8 +574,12 @@ def _rejection_message(
 
         def ask(i: int) -> str:
             memory = f" with {mem_per_cpu[i]:,} bytes of memory each" if mem_per_cpu[i] else ""
-            per_node = f", {ppn[i]} on one node" if ppn[i] == cpus[i] else ""
-            per_node = per_node or (f", {ppn[i]} per node" if ppn[i] > 0 else "")
+            if ppn[i] == cpus[i]:
+                per_node = f", {ppn[i]} on one node"
+            elif ppn[i] > 0:
+                per_node = f", {ppn[i]} per node"
+            else:
+                per_node = ""
             return (
                 f"line {lines[i]} ({cpus[i]} CPUs{per_node}{memory}, queue "
                 f"{queue_names[i]!r}: at most {most[i]} can ever be placed)"
