@@ -500,7 +500,6 @@ def _slot_before(
     times: np.ndarray,
     cpus: np.ndarray,
     steps: int,
-    most: np.ndarray,
     known: Stretches,
     at: int,
     need: int,
@@ -515,12 +514,10 @@ def _slot_before(
     The earliest window wholly before the job starts its first stretch (of consecutive
     steps with ``need`` free) long enough, which is a stretch longer than all before it
     (:class:`Stretches`); a window reaching into the job's own slot fits just from the
-    start of the stretch that holds step ``at - 1``. ``most`` must be valid up to ``at``."""
-    if at == 0:
-        return -1
+    start of the stretch that holds step ``at - 1``. Asked only where the job might move:
+    ``at`` > 0 and ``need`` CPUs free at step ``at - 1`` or at some step before it (the
+    running maximum: :func:`_compress` tells the other stays itself)."""
     reach = cpus[at - 1, 0] >= need
-    if not reach and most[at - 1] < need:
-        return -1
     _scan_stretches(times, cpus, steps, known, need, at)
     n = known.number[need]
     if n < 0:
@@ -602,9 +599,7 @@ def _compress(pl: Planning) -> None:
                 # tested here: a call costs the references of every array it is passed
                 if at == 0 or (prof.cpus[at - 1, 0] < need and most[at - 1] < need):
                     continue
-                slot = _slot_before(
-                    prof.times, prof.cpus, prof.size[0], most, known, at, need, duration
-                )
+                slot = _slot_before(prof.times, prof.cpus, prof.size[0], known, at, need, duration)
                 if slot == -1 or (slot == -2 and _stays(prof, most, known, before, need, duration)):
                     continue
             _take(prof, before, duration, per_cpu, gpn, plan.plans[k], -1)
