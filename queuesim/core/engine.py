@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from queuesim.common.errors import PolicyViolation
+from queuesim.common.text_arrays import coded_text
 from queuesim.core import kernels as kernel_modes
 from queuesim.core.batch_run import BatchRules, compiles, kernels_for, replay
 from queuesim.core.batch_run import warm_up as warm_up_run
@@ -266,7 +267,7 @@ class Simulation:
                 "job_id": jobs["job_id"].to_numpy(),
                 "user": jobs["user"].to_numpy(),
                 "group": jobs["group"].to_numpy(),
-                "queue": jobs["queue"].to_numpy(),
+                "queue": _text(jobs["queue"]),
                 "submit": submit,
                 "start": start,
                 "end": end,
@@ -278,10 +279,25 @@ class Simulation:
                 "cpus": jobs["cpus"].to_numpy(),
                 "estimate": jobs["estimate"].to_numpy(),
                 "walltime": jobs["walltime"].to_numpy(),
-                "status": np.where(state.killed, "killed", "completed"),
+                "status": coded_text(state.killed.astype(np.int8), STATUS_NAMES),
                 "held_by": _held_by(state.limits.held_jobs),
             }
         )
+
+
+#: a job's ``status`` in the job table, by whether it was killed at its walltime
+STATUS_NAMES = ("completed", "killed")
+
+
+def _text(column: pd.Series) -> Any:
+    """A text column of the workload as the job table holds it (what pandas makes of its
+    values): from a categorical's codes without a string per row (:func:`coded_text`)."""
+    if isinstance(column.dtype, pd.CategoricalDtype) and len(column):
+        codes = column.cat.codes.to_numpy()
+        names = list(column.cat.categories)
+        if (codes >= 0).all() and all(isinstance(name, str) for name in names):
+            return coded_text(codes, names)
+    return column.to_numpy()
 
 
 def _held_by(held_jobs: np.ndarray) -> np.ndarray:

@@ -37,6 +37,7 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
+from queuesim.common.text_arrays import pandas_text
 from queuesim.traces.swf import (
     INT_FIELDS,
     SWF_FIELDS,
@@ -168,10 +169,7 @@ def _ids(values: Text | pa.Array) -> Any:
     """The ``source_id`` column: what pandas makes of an array of str (its string dtype,
     object before pandas 3), built from Arrow strings without a Python object per id."""
     if isinstance(values, pa.Array) and len(values):
-        inferred = pd.Series(np.array(["0"], dtype=object)).dtype
-        if isinstance(inferred, pd.StringDtype):
-            return pd.array(values, dtype=inferred)
-        values = values.to_numpy(zero_copy_only=False)
+        return pandas_text(values)
     return np.asarray(values, dtype=object)
 
 
