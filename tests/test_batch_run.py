@@ -377,3 +377,39 @@ def test_the_running_jobs_stay_in_order_of_their_expected_ends(
     kept = run_ids[: len(running)]
     assert sorted(kept.tolist()) == sorted(running)
     assert np.all(np.diff(est_end[kept]) >= 0)
+
+
+def _called_after_pruning(kernel: Any, none: set[str]) -> set[str]:
+    """The globals ``kernel``'s source refers to once numba has dropped the branches its
+    arguments named in ``none`` decide when they are None (the others of any other type),
+    as it does before typing: what numba then compiles of it."""
+    from inspect import signature
+
+    from numba.core import compiler, ir, types
+    from numba.core.analysis import dead_branch_prune
+
+    code = compiler.run_frontend(kernel.py_func)
+    names = signature(kernel.py_func).parameters
+    dead_branch_prune(code, [types.none if name in none else types.int64 for name in names])
+    return {
+        statement.value.name
+        for block in code.blocks.values()
+        for statement in block.body
+        if isinstance(statement, ir.Assign) and isinstance(statement.value, ir.Global | ir.FreeVar)
+    }
+
+
+def test_a_run_without_promises_does_not_compile_their_code() -> None:
+    """FCFS, EASY and the MetaCentrum scan make no promises: their run (``book`` None)
+    and its pass (``promises`` None) leave out the code of promises - keeping, bringing
+    up to date, booking, compressing and starting them - so that a first run compiles
+    less; a run with promises keeps all of it."""
+    from queuesim.core import batch_run, planning
+
+    kept_profile = {"left_out", "bring_up_to_date"}
+    booking = {"_mark_booked", "_book_promises", "_compress", "_due_now", "_start_due_promises"}
+    without = _called_after_pruning(batch_run.replay_events, {"book", "pbs", "slurm"})
+    assert not without & kept_profile
+    assert kept_profile <= _called_after_pruning(batch_run.replay_events, {"pbs", "slurm"})
+    assert not _called_after_pruning(planning.plan_into, {"promises"}) & booking
+    assert booking <= _called_after_pruning(planning.plan_into, set())

@@ -21,7 +21,7 @@ from queuesim.cli import main
 from queuesim.common.bundled import site_file, workload_file
 from queuesim.common.errors import WorkloadError
 from queuesim.core import kernels, planning, profile
-from queuesim.core.batch_run import run_batch_pbs
+from queuesim.core.batch_run import kernels_for, run_batch, run_batch_pbs, run_batch_promises
 from queuesim.core.engine import Simulation
 from queuesim.core.kernels import INTERPRET_UP_TO, Run, choose, interpreted, ready
 from queuesim.core.workload import CleaningOptions, prepare
@@ -140,6 +140,24 @@ def test_auto_asks_the_cache_about_the_run_kernel_of_the_sites_order(
     assert asked == [(run_batch_pbs,)]
     assert auto.kernels == "interpreted"
     assert_same_result(compiled, auto, compiled_policy, auto_policy, params)
+
+
+@pytest.mark.parametrize(
+    ("policy", "kernel"),
+    [
+        ("fcfs", run_batch),
+        ("easy", run_batch),
+        ("scan", run_batch),
+        ("conservative", run_batch_promises),
+    ],
+)
+def test_a_policy_that_promises_enters_a_kernel_of_its_own(policy: str, kernel: object) -> None:
+    """Conservative backfilling's promises are a kernel of their own: ``auto`` asks the
+    cache about it, and a first FCFS or EASY run neither waits for its compile nor counts
+    it as cached."""
+    from queuesim.core.ordering import FCFSOrder
+
+    assert kernels_for(FCFSOrder(), make_policy(policy).batch_rules) == (kernel,)
 
 
 def test_ready_reads_numbas_cache_index_of_a_kernels_current_source(tmp_path: Path) -> None:

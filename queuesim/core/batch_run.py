@@ -147,6 +147,24 @@ class BatchRules(NamedTuple):
     slurm: SlurmRules | None = None
 
 
+class PromiseBook(NamedTuple):
+    """What a run whose reservations are promises (conservative backfilling) keeps of
+    them, by job number: the start promised (``inf``: none), and the planning pass that
+    made the promise and the job's row in that pass's plans (-1: none)."""
+
+    promise: np.ndarray
+    row: np.ndarray
+    made_in: np.ndarray
+
+
+def promise_book(n: int) -> PromiseBook:
+    """A book of ``n`` jobs, nothing promised yet."""
+    n = max(n, 1)
+    return PromiseBook(
+        np.full(n, np.inf), np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    )
+
+
 class RunJobs(NamedTuple):
     """Every job's facts, by job number (submit order)."""
 
@@ -339,22 +357,31 @@ def _slurm_wake(slurm: SlurmRules, now: float) -> float:
 
 @numba.njit(cache=True)
 def run_batch(*args):  # type: ignore[no-untyped-def]
-    """:func:`replay_events` under any order but the PBS order, one pass per event (the
-    code of the PBS order and of Slurm's timer left out, so that it compiles and loads as
-    before)."""
+    """:func:`replay_events` under any order but the PBS order, one pass per event, without
+    promises (the code of promises, of the PBS order and of Slurm's timer left out: numba
+    drops the branches of an argument that is None before it compiles them, so that the
+    run compiles and loads what FCFS, EASY and the MetaCentrum scan use, no more)."""
+    return replay_events(*args, None, None, None)  # type: ignore[call-arg]
+
+
+@numba.njit(cache=True)
+def run_batch_promises(*args):  # type: ignore[no-untyped-def]
+    """:func:`replay_events` under any order but the PBS order, one pass per event, with
+    promises (conservative backfilling: its :class:`PromiseBook` last)."""
     return replay_events(*args, None, None)  # type: ignore[call-arg]
 
 
 @numba.njit(cache=True)
 def run_batch_pbs(*args):  # type: ignore[no-untyped-def]
-    """:func:`replay_events` under the PBS order (its :class:`~.pbs_order.PbsKeys` last)."""
+    """:func:`replay_events` under the PBS order (the :class:`PromiseBook` or None, then its
+    :class:`~.pbs_order.PbsKeys`, last)."""
     return replay_events(*args, None)  # type: ignore[call-arg]
 
 
 @numba.njit(cache=True)
 def run_batch_slurm(*args):  # type: ignore[no-untyped-def]
     """:func:`replay_events` with Slurm's main and backfill schedulers on their timer
-    (``None`` for the PBS keys, then the :class:`SlurmRules`, last)."""
+    (``None`` for the promises and the PBS keys, then the :class:`SlurmRules`, last)."""
     return replay_events(*args)
 
 
@@ -380,6 +407,7 @@ def replay_events(  # type: ignore[no-untyped-def]
     report_every: int,
     index: BackfillIndex,
     fast: bool,
+    book: PromiseBook | None,
     pbs: PbsKeys | None,
     slurm: SlurmRules | None,
 ):
@@ -388,7 +416,8 @@ def replay_events(  # type: ignore[no-untyped-def]
     ``nodes``, ``limits`` and ``ledger`` as the jobs run. With ``fast`` (one pool, FCFS
     order, no limits, no shapes: see :mod:`.backfill_index`), once the pass's reservations
     are given ``index`` finds the jobs that start now. ``pbs``: the PBS order's keys
-    (``order_kind`` :data:`ORDER_PBS`), or None.
+    (``order_kind`` :data:`ORDER_PBS`), or None. ``book``: the promises of a run whose
+    ``rules`` promise (else None: the code of promises is then not compiled).
 
     ``slurm``: Slurm's two schedulers (else None), as the ``slurm`` policy's ``schedule``
     runs them: the loop also wakes at the one pending timer time (the next backfill cycle
@@ -442,16 +471,15 @@ def replay_events(  # type: ignore[no-untyped-def]
     per_size = np.zeros(top + 2, dtype=np.int64)
     smallest = top + 1
     # promises (conservative): start per job, and the plan of the last planning pass
-    promise = np.full(max(n, 1), np.inf)
-    promised_row = np.full(max(n, 1), -1, dtype=np.int64)
-    promised_in = np.full(max(n, 1), -1, dtype=np.int64)
+    if book is not None:
+        promise, promised_row, promised_in = book.promise, book.row, book.made_in
     last_plans = np.zeros((0, pools), dtype=np.int64)
     plannings = 0
     ended_since_planning = False
     # the profile a pass left, kept for the next (:mod:`.kept_profile`): the jobs ended
     # since, and where it holds each running job until; the last planning's order and
     # how many it promised, for the promised jobs a queue limit sets aside later
-    keep = rules.promises and not rules.greedy
+    keep = book is not None and not rules.greedy
     kept = False
     ended = np.empty(max(n, 1) if keep else 0, dtype=np.int64)
     n_ended = 0
@@ -464,7 +492,6 @@ def replay_events(  # type: ignore[no-untyped-def]
     # scratch of a pass
     prof = new_profile(16, pools, free_gpus.shape[0])
     # made once, not at every pass (each allocation costs the runtime's reference counts)
-    no_promise = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
     end_room = np.empty(max(n, 1))
     big = np.iinfo(np.int64).max
     fast_started = np.empty(max(n, 1), dtype=np.int64)
@@ -525,7 +552,7 @@ def replay_events(  # type: ignore[no-untyped-def]
             _run_remove(run_ids, nrun, est_end, job)
             nrun -= 1
             finished = True
-            if keep:
+            if book is not None and keep:
                 ended[n_ended] = job
                 n_ended += 1
         arrived = False
@@ -612,7 +639,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                 if not rules.backfill and total_free < jobs.cpus[order[0]]:
                     continue
                 # Slurm's backfill plans even then when its reservations are recorded
-                if not rules.promises and total_free < min_cpus and not (backfill_cycle and record):
+                if book is None and total_free < min_cpus and not (backfill_cycle and record):
                     continue
                 # --- the pass -------------------------------------------------------------
                 m = order.shape[0]
@@ -622,7 +649,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                 # the same from every step of its window), so over a window from now its
                 # least room is now's (:func:`~.profile._fits_now`) - the running jobs
                 # need not be sorted into it
-                profiled = 0 if slurm is None and rules.depth == 0 and not rules.promises else nrun
+                profiled = 0 if slurm is None and rules.depth == 0 and book is None else nrun
                 run_now = run_ids[:profiled]
                 run_ends = end_room[:profiled]
                 for r in range(profiled):
@@ -654,7 +681,8 @@ def replay_events(  # type: ignore[no-untyped-def]
                     free_gpus,
                     gpu_caps,
                 )
-                if rules.promises:
+                promises = None
+                if book is not None:
                     known = np.zeros((m, pools), dtype=np.int64)
                     starts_before = np.empty(m)
                     still_promised = 0
@@ -682,8 +710,6 @@ def replay_events(  # type: ignore[no-untyped-def]
                             last_plans,
                             mark,
                         )
-                else:
-                    promises = no_promise
                 need_steps = 2 + nrun + 4 * m
                 # a kept profile needs room for what brings it up to date and what the pass
                 # adds; when short of it (its steps grow), it is rebuilt
@@ -692,7 +718,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                     and prof.size[0] + 2 * (n_ended + nrun + m + gone.shape[0]) + 4 * m + 2
                     <= (prof.times.shape[0])
                 )
-                if kept:
+                if book is not None and kept:
                     kept = bring_up_to_date(
                         prof,
                         pstate,
@@ -700,7 +726,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                         ended[:n_ended],
                         booked_end,
                         order,
-                        promises,
+                        promises,  # type: ignore[arg-type]  # set: book is not None
                         jobs.estimate,
                         gone,
                         gone_promises,
@@ -712,7 +738,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                             max(2 * need_steps, 2 * prof.times.shape[0]), pools, free_gpus.shape[0]
                         )
                     fill(prof, pstate)
-                    if keep:
+                    if book is not None and keep:
                         for r in range(nrun):
                             booked_end[run_now[r]] = run_ends[r]
                 n_ended = 0
@@ -725,7 +751,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                     decided.booked[:m],
                     decided.room,
                 )
-                compress = ended_since_planning or not rules.promises
+                compress = ended_since_planning or book is None
                 pass_rules = PassRules(
                     depth,
                     rules.backfill,
@@ -768,7 +794,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                 kept = keep
                 if limits_any:
                     record_held(out.held_times, out.held_jobs, order[:seen], plan.held[:seen])
-                if rules.promises:
+                if book is not None:
                     last_plans = plan.plans.copy()
                     promised_last = 0
                     for k in range(m):
@@ -839,7 +865,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                         )
                         charge_start(ledger, job, rate, now)
                     state[job] = _RUNNING
-                    if keep:
+                    if book is not None and keep:
                         booked_end[job] = now + jobs.estimate[job]
                     if fast:
                         index_set(index, job, np.inf)
@@ -933,10 +959,17 @@ def compiles(ordering: WaitingOrder, rules: BatchRules | None = None) -> bool:
 
 def kernels_for(ordering: WaitingOrder, rules: BatchRules | None = None) -> tuple[object, ...]:
     """The kernels a run in one call under ``ordering`` and ``rules`` enters from Python
-    (see :mod:`.kernels`): the PBS order's run and Slurm's are kernels of their own."""
+    (see :mod:`.kernels`): the PBS order's run, Slurm's and a run with promises are
+    kernels of their own."""
+    return (_kernel(isinstance(ordering, PbsJobOrder), rules),)
+
+
+def _kernel(pbs: bool, rules: BatchRules | None) -> Callable[..., tuple]:  # type: ignore[type-arg]
     if rules is not None and rules.slurm is not None:
-        return (run_batch_slurm,)
-    return (run_batch_pbs,) if isinstance(ordering, PbsJobOrder) else (run_batch,)
+        return run_batch_slurm
+    if pbs:
+        return run_batch_pbs
+    return run_batch_promises if rules is not None and rules.promises else run_batch
 
 
 def indexable(state: RunState, order_kind: int, rules: BatchRules) -> bool:
@@ -1007,8 +1040,16 @@ def replay(
     pbs = ordering.keys if isinstance(ordering, PbsJobOrder) else None
     if rules.slurm is not None and pbs is not None:
         raise ValueError("Slurm's timed passes do not run compiled under the PBS order")
-    slurm = () if rules.slurm is None else (None, _typed_slurm(rules.slurm))
-    kernel = run_batch_slurm if slurm else run_batch if pbs is None else run_batch_pbs
+    if rules.slurm is not None and rules.promises:
+        raise ValueError("Slurm's timed passes make no promises")
+    book = promise_book(n) if rules.promises else None
+    kernel = _kernel(pbs is not None, rules)
+    if rules.slurm is not None:  # Slurm never promises, nor orders as PBS does
+        tail: tuple[object, ...] = (None, None, _typed_slurm(rules.slurm))
+    elif pbs is not None:
+        tail = (book, pbs)
+    else:
+        tail = () if book is None else (book,)
     _PROGRESS[0] = progress
     try:
         status, passes, scanned, _, log, found = kernel(
@@ -1039,8 +1080,7 @@ def replay(
             max(1, n // 200) if progress is not None else 0,
             make_index(state.cpus if fast else np.zeros(0, dtype=np.int64)),
             fast,
-            *(() if pbs is None else (pbs,)),
-            *slurm,
+            *tail,
         )
     finally:
         _PROGRESS[0] = None
@@ -1080,9 +1120,15 @@ def warm_up(ordering: WaitingOrder | None = None, rules: BatchRules | None = Non
     default the run of every order but the PBS order, one pass per event), or load it
     from numba's cache, on a one-job input, so that a run's time is not charged the
     compilation."""
-    pbs = isinstance(ordering, PbsJobOrder)
-    slurm = None if rules is None or rules.slurm is None else (None, _typed_slurm(rules.slurm))
-    kernel = run_batch_slurm if slurm else run_batch_pbs if pbs else run_batch
+    pbs = isinstance(ordering, PbsJobOrder) and (rules is None or rules.slurm is None)
+    kernel = _kernel(pbs, rules)
+    book = promise_book(1) if rules is not None and rules.promises else None
+    if rules is not None and rules.slurm is not None:
+        tail: tuple[object, ...] = (None, None, _typed_slurm(rules.slurm))
+    elif pbs:
+        tail = (book, tiny_pbs_keys())
+    else:
+        tail = () if book is None else (book,)
     site = Site.model_validate(
         {"name": "warm-up", "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 1}]}
     )
@@ -1103,7 +1149,7 @@ def warm_up(ordering: WaitingOrder | None = None, rules: BatchRules | None = Non
         ledger,
         log,
         kind,
-        BatchRules(1, True, False, False, False, False),
+        BatchRules(1, True, False, False, book is not None, False),
         True,
         RunOut(
             np.full(1, np.nan),
@@ -1116,12 +1162,11 @@ def warm_up(ordering: WaitingOrder | None = None, rules: BatchRules | None = Non
         empty_scratch(1),
         0,
         make_index(one_i),
-        not slurm,
-        *((tiny_pbs_keys(),) if pbs and not slurm else ()),
-        *(slurm or ()),
+        rules is None or rules.slurm is None,
+        *tail,
     )
 
 
 #: the kernels a run in one call enters from Python, one per kind of run (see
 #: :mod:`.kernels` and :func:`kernels_for`)
-KERNELS = (run_batch, run_batch_pbs, run_batch_slurm)
+KERNELS = (run_batch, run_batch_promises, run_batch_pbs, run_batch_slurm)

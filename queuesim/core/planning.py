@@ -877,7 +877,7 @@ def plan_into(
     limits: LimitState,
     waiting: np.ndarray,
     rules: PassRules,
-    promises: Promises,
+    promises: Promises | None,
     plan: PassPlan,
     min_cpus: int,
     booked_already: bool = False,
@@ -900,18 +900,21 @@ def plan_into(
     )
     pl = Planning(prof, state, jobs, counts, waiting, plan)
     # without promises (every policy but conservative) nothing is booked or due: the
-    # calls are skipped, each costing the reference counts of every array of ``pl``
-    booked, reserved = 0, 0
-    if booked_already:
-        booked = _mark_booked(waiting.shape[0], state.now, promises, plan)
-    elif promises.starts.shape[0]:
-        booked = _book_promises(pl, promises)
-    if rules.compress and booked:
-        _compress(pl)
-    if booked:
-        reserved = _due_now(waiting.shape[0], state.now, plan)
-        if reserved < booked:  # some promise is due now: it starts unless a limit holds it
-            reserved = _start_due_promises(pl, booked)
+    # calls are skipped, each costing the reference counts of every array of ``pl``; and
+    # when ``promises`` is None they are not even compiled
+    reserved = 0
+    if promises is not None:
+        booked = 0
+        if booked_already:
+            booked = _mark_booked(waiting.shape[0], state.now, promises, plan)
+        elif promises.starts.shape[0]:
+            booked = _book_promises(pl, promises)
+        if rules.compress and booked:
+            _compress(pl)
+        if booked:
+            reserved = _due_now(waiting.shape[0], state.now, plan)
+            if reserved < booked:  # a promise is due now: it starts unless a limit holds it
+                reserved = _start_due_promises(pl, booked)
     return _place_others(pl, rules, reserved, min_cpus)
 
 
