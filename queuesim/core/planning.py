@@ -42,6 +42,7 @@ from queuesim.core.profile import (
     _fits_plan,
     _shaped,
     _split,
+    _split_reclaiming,
     _take,
     _take_all,
     _window_end,
@@ -570,7 +571,9 @@ def _compress(pl: Planning) -> None:
     the first stretch it fits in. A move changes no step before its new start (or its old
     one), so both are kept for the steps before it and learnt again after it only as far
     as a later job's start asks: in a deep queue jobs move a little, in priority order,
-    so each learns the few steps between the last move and its own start."""
+    so each learns the few steps between the last move and its own start. Such a move's
+    new end takes its step from a boundary left behind nearby where it can
+    (:func:`~.profile._split_reclaiming`) rather than moving every later step."""
     prof, state, jobs, _counts, waiting, plan = pl
     one_pool = prof.cpus.shape[1] == 1
     most = np.zeros(prof.times.shape[0], dtype=np.int64)
@@ -604,14 +607,21 @@ def _compress(pl: Planning) -> None:
                     continue
             _take(prof, before, duration, per_cpu, gpn, plan.plans[k], -1)
             if slot >= 0:
+                # at the start of a step, and only CPUs of the one pool: the step its end
+                # needs is taken, where it can be, from a boundary left behind nearby
                 i = slot
-                plan.room[0] = need
+                plan.plans[k, 0] = need
+                plan.starts[k] = prof.times[i]
+                j = _split_reclaiming(prof, plan.starts[k] + duration, i)
+                for s in range(i, j):
+                    prof.cpus[s, 0] -= need
+                _changed_from(prof, i)
             else:
                 mask = jobs.masks[jobs.mask_of[job]]
                 i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
-            _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
-            plan.starts[k] = prof.times[i]
-            _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
+                _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
+                plan.starts[k] = prof.times[i]
+                _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
             # taken out and back in (even where it stays, steps may split): no step before
             # the earlier of its two starts changed
             low = min(at, i)
