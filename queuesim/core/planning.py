@@ -365,7 +365,7 @@ def _changed(known: Stretches, step: int) -> None:
     known.version[0] = v
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _refresh(cpus: np.ndarray, known: Stretches, need: int) -> None:
     """Bring what ``known`` holds for ``need`` CPUs to the profile as it is now: the
     stretches ending at or after the first step changed since are dropped, and the scan
@@ -393,7 +393,7 @@ def _refresh(cpus: np.ndarray, known: Stretches, need: int) -> None:
     known.upto[need] = low
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _scan_stretches(
     times: np.ndarray, cpus: np.ndarray, steps: int, known: Stretches, need: int, at: int
 ) -> None:
@@ -496,7 +496,7 @@ def _most_upto(prof: Profile, most: np.ndarray, valid: int, at: int) -> int:
     return max(valid, at)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _slot_before(
     times: np.ndarray,
     cpus: np.ndarray,
