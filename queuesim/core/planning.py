@@ -596,7 +596,8 @@ def _compress(pl: Planning) -> None:
             at = _step_of(prof.times, prof.size[0], before)
             slot = -2
             on_pool = jobs.masks[jobs.mask_of[job], 0]
-            if one_pool and per_cpu == 0 and gpn == 0 and ppn == 0 and on_pool:
+            simple = one_pool and per_cpu == 0 and gpn == 0 and ppn == 0 and on_pool
+            if simple:
                 most_valid = _most_upto(prof, most, most_valid, at)
                 # the common stay, told by the step before and the running maximum, is
                 # tested here: a call costs the references of every array it is passed
@@ -605,7 +606,17 @@ def _compress(pl: Planning) -> None:
                 slot = _slot_before(prof.times, prof.cpus, prof.size[0], known, at, need, duration)
                 if slot == -1 or (slot == -2 and _stays(prof, most, known, before, need, duration)):
                     continue
-            _take(prof, before, duration, per_cpu, gpn, plan.plans[k], -1)
+            if simple:
+                # taken out: a boundary of its slot the last pass's merge dropped (a job
+                # of the same CPUs starting where it ends) is made again from one left
+                # behind nearby, no step before ``at`` moving
+                i = _split_reclaiming(prof, before, at - 1)
+                j = _split_reclaiming(prof, before + duration, i)
+                for s in range(i, j):
+                    prof.cpus[s, 0] += plan.plans[k, 0]
+                _changed_from(prof, i)
+            else:
+                _take(prof, before, duration, per_cpu, gpn, plan.plans[k], -1)
             if slot >= 0:
                 # at the start of a step, and only CPUs of the one pool: the step its end
                 # needs is taken, where it can be, from a boundary left behind nearby
