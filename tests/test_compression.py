@@ -167,8 +167,16 @@ def test_compression_moves_every_job_where_the_definition_does(
     kept = [b for j, b in enumerate(booked) if j not in gone] or booked[:1]
     order = list(range(len(kept)))
     shuffle.shuffle(order)
-    ours = _planning(cpus, kept, order, mem)
-    reference = _planning(cpus, kept, order, mem)
+    assert_compresses_as_defined(cpus, kept, order, mem)
+
+
+def assert_compresses_as_defined(
+    cpus: int, booked: list[tuple[float, float, int]], order: list[int], mem: bool
+) -> None:
+    """Compression of ``booked`` (see :func:`_planning`) gives every job the start and
+    the profile the definition gives."""
+    ours = _planning(cpus, booked, order, mem)
+    reference = _planning(cpus, booked, order, mem)
     _compress(ours)
     _compress_by_definition(reference)
     assert ours.plan.starts.tolist() == reference.plan.starts.tolist()

@@ -30,21 +30,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from queuesim.core.profile import Profile, ProfileState, Promises, _copy_step, _take_span
-
-
-@numba.njit(cache=True, inline="always")
-def _same_step(cpus: np.ndarray, mem: np.ndarray, gpus: np.ndarray, a: int, b: int) -> bool:
-    """Whether steps ``a`` and ``b`` of a profile's ``cpus``, ``mem`` and ``gpus`` have
-    the same free resources in every pool (the arrays, not the profile, are passed: a
-    call, even inlined, costs the references of every array it is given)."""
-    for p in range(cpus.shape[1]):
-        if cpus[a, p] != cpus[b, p] or mem[a, p] != mem[b, p]:
-            return False
-    same = True
-    for p in range(gpus.shape[1]):
-        same = same and gpus[a, p] == gpus[b, p]
-    return same
+from queuesim.core.profile import (
+    Profile,
+    ProfileState,
+    Promises,
+    _copy_step,
+    _same_step,
+    _take_span,
+)
 
 
 @numba.njit(cache=True)

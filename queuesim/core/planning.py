@@ -42,6 +42,7 @@ from queuesim.core.profile import (
     _fits_plan,
     _shaped,
     _split,
+    _split_reclaiming,
     _take,
     _take_all,
     _window_end,
@@ -364,7 +365,7 @@ def _changed(known: Stretches, step: int) -> None:
     known.version[0] = v
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _refresh(cpus: np.ndarray, known: Stretches, need: int) -> None:
     """Bring what ``known`` holds for ``need`` CPUs to the profile as it is now: the
     stretches ending at or after the first step changed since are dropped, and the scan
@@ -392,7 +393,7 @@ def _refresh(cpus: np.ndarray, known: Stretches, need: int) -> None:
     known.upto[need] = low
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _scan_stretches(
     times: np.ndarray, cpus: np.ndarray, steps: int, known: Stretches, need: int, at: int
 ) -> None:
@@ -495,7 +496,7 @@ def _most_upto(prof: Profile, most: np.ndarray, valid: int, at: int) -> int:
     return max(valid, at)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _slot_before(
     times: np.ndarray,
     cpus: np.ndarray,
@@ -570,7 +571,9 @@ def _compress(pl: Planning) -> None:
     the first stretch it fits in. A move changes no step before its new start (or its old
     one), so both are kept for the steps before it and learnt again after it only as far
     as a later job's start asks: in a deep queue jobs move a little, in priority order,
-    so each learns the few steps between the last move and its own start."""
+    so each learns the few steps between the last move and its own start. Such a move's
+    new end takes its step from a boundary left behind nearby where it can
+    (:func:`~.profile._split_reclaiming`) rather than moving every later step."""
     prof, state, jobs, _counts, waiting, plan = pl
     one_pool = prof.cpus.shape[1] == 1
     most = np.zeros(prof.times.shape[0], dtype=np.int64)
@@ -593,7 +596,8 @@ def _compress(pl: Planning) -> None:
             at = _step_of(prof.times, prof.size[0], before)
             slot = -2
             on_pool = jobs.masks[jobs.mask_of[job], 0]
-            if one_pool and per_cpu == 0 and gpn == 0 and ppn == 0 and on_pool:
+            simple = one_pool and per_cpu == 0 and gpn == 0 and ppn == 0 and on_pool
+            if simple:
                 most_valid = _most_upto(prof, most, most_valid, at)
                 # the common stay, told by the step before and the running maximum, is
                 # tested here: a call costs the references of every array it is passed
@@ -602,16 +606,33 @@ def _compress(pl: Planning) -> None:
                 slot = _slot_before(prof.times, prof.cpus, prof.size[0], known, at, need, duration)
                 if slot == -1 or (slot == -2 and _stays(prof, most, known, before, need, duration)):
                     continue
-            _take(prof, before, duration, per_cpu, gpn, plan.plans[k], -1)
+            if simple:
+                # taken out: a boundary of its slot the last pass's merge dropped (a job
+                # of the same CPUs starting where it ends) is made again from one left
+                # behind nearby, no step before ``at`` moving
+                i = _split_reclaiming(prof, before, at - 1)
+                j = _split_reclaiming(prof, before + duration, i)
+                for s in range(i, j):
+                    prof.cpus[s, 0] += plan.plans[k, 0]
+                _changed_from(prof, i)
+            else:
+                _take(prof, before, duration, per_cpu, gpn, plan.plans[k], -1)
             if slot >= 0:
+                # at the start of a step, and only CPUs of the one pool: the step its end
+                # needs is taken, where it can be, from a boundary left behind nearby
                 i = slot
-                plan.room[0] = need
+                plan.plans[k, 0] = need
+                plan.starts[k] = prof.times[i]
+                j = _split_reclaiming(prof, plan.starts[k] + duration, i)
+                for s in range(i, j):
+                    prof.cpus[s, 0] -= need
+                _changed_from(prof, i)
             else:
                 mask = jobs.masks[jobs.mask_of[job]]
                 i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
-            _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
-            plan.starts[k] = prof.times[i]
-            _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
+                _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
+                plan.starts[k] = prof.times[i]
+                _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
             # taken out and back in (even where it stays, steps may split): no step before
             # the earlier of its two starts changed
             low = min(at, i)

@@ -571,6 +571,64 @@ def _take_span(
                     prof.gpus[s, p] -= sign * gpn
 
 
+#: how many steps on either side of a new step's place :func:`_split_reclaiming` looks at
+#: for a step to reclaim
+_RECLAIM_REACH = 64
+
+
+@numba.njit(cache=True, inline="always")
+def _same_step(cpus: np.ndarray, mem: np.ndarray, gpus: np.ndarray, a: int, b: int) -> bool:
+    """Whether steps ``a`` and ``b`` of a profile's ``cpus``, ``mem`` and ``gpus`` have
+    the same free resources in every pool (the arrays, not the profile, are passed: a
+    call, even inlined, costs the references of every array it is given)."""
+    for p in range(cpus.shape[1]):
+        if cpus[a, p] != cpus[b, p] or mem[a, p] != mem[b, p]:
+            return False
+    same = True
+    for p in range(gpus.shape[1]):
+        same = same and gpus[a, p] == gpus[b, p]
+    return same
+
+
+@numba.njit(cache=True)
+def _split_reclaiming(prof: Profile, t: float, after: int) -> int:
+    """:func:`_split` (``t`` not before step ``after``), with the room for the new step
+    taken, when it can be, from a step that starts where nothing changes (the same free
+    resources as the step before it: a boundary a job moved out of or given back left
+    behind), within :data:`_RECLAIM_REACH` steps of the new one's place and after step
+    ``after``: that step merges into the one before it and only the steps between the two
+    move by one, not every later step. The free resources at every time are what
+    :func:`_split` leaves (a search cannot tell the two apart: no window starts at a step
+    with the same free as the one before, as it fits from that one's start too); the
+    steps before the returned one and before the reclaimed one keep their indices and
+    running minima. Returns the new step's index."""
+    steps = prof.size[0]
+    times, cpus, mem, gpus = prof.times, prof.cpus, prof.mem, prof.gpus
+    k = int(np.searchsorted(times[:steps], t))
+    if k < steps and times[k] == t:
+        return k
+    # a step at or after the new one's place: the steps from the new place to it move
+    # one down (the step holding ``t``, k - 1, is copied into the new place)
+    for r in range(k, min(steps, k + _RECLAIM_REACH)):
+        if _same_step(cpus, mem, gpus, r, r - 1):
+            for s in range(r, k, -1):
+                _copy_step(prof, s - 1, s)
+            _copy_step(prof, k - 1, k)
+            times[k] = t
+            _changed_from(prof, k)
+            return k
+    # one before it (after ``after``): the steps after it up to the one holding ``t``
+    # move one up, and the new step is the copy of that one left behind
+    for r in range(k - 1, max(after, k - _RECLAIM_REACH), -1):
+        if _same_step(cpus, mem, gpus, r, r - 1):
+            for s in range(r, k - 1):
+                _copy_step(prof, s + 1, s)
+            times[k - 1] = t
+            _changed_from(prof, r)
+            return k - 1
+    return _split(prof, t)
+
+
 @numba.njit(cache=True)
 def _take_all(
     prof: Profile,
