@@ -462,6 +462,73 @@ def _earliest_sliding(
 
 
 @numba.njit(cache=True)
+def _earliest_among(
+    prof: Profile,
+    need: int,
+    per_cpu: int,
+    ppn: int,
+    gpn: int,
+    mask: np.ndarray,
+    duration: float,
+    room: np.ndarray,
+    last: int,
+) -> int:
+    """:func:`_earliest` on several pools (not ``now_only``) asked only of the steps up to
+    ``last``: the first of them at whose start the job fits, -1 if none does, or ``-2 -
+    i`` if it gave up at step ``i`` (none before fits), having read as much as sliding the
+    window over every step would (:func:`_earliest_sliding`, the search to go on with).
+    Where the job fits, ``room`` holds the room of the pools of ``mask`` in order up to
+    the one that completes ``need``, 0 after it: :func:`_first_fit` makes the same plan of
+    it as of the whole room.
+
+    Conservative's compression asks whether a booked job fits before its own start; on a
+    busy many-pool site that lies a few steps from now while a long job's window spans
+    hundreds of steps, all of which the sliding window reads for every pool. A pool adds
+    nothing to a window over a step where it offers less than one CPU (or one node's
+    ``ppn``), and on a busy site most pools are full within a step or two. So each pool
+    keeps the first step from the window's start where it is short (found by a scan that
+    only moves forward as the window does), and only a pool short nowhere in the window is
+    read in full, pool after pool until they offer ``need``."""
+    pools, steps = prof.cpus.shape[1], prof.size[0]
+    unit = max(ppn, 1)
+    used = np.flatnonzero(mask[:pools])
+    short = np.zeros(used.shape[0], dtype=np.int64)  # per pool: all >= unit up to here
+    for p in range(pools):
+        room[p] = 0
+    offered = np.empty(used.shape[0], dtype=np.int64)  # the pools given room, in order
+    budget = used.shape[0] * steps
+    for i in range(min(last + 1, steps)):
+        j = _window_end(prof, i, duration)
+        total = 0
+        n = 0
+        for q in range(used.shape[0]):
+            if total >= need:
+                break
+            p = used[q]
+            z = max(short[q], i)
+            while z < j and _pool_room(prof, z, p, per_cpu, gpn) >= unit:
+                z += 1
+            short[q] = z
+            if z < j:
+                continue  # short at step z of the window: it offers nothing
+            budget -= j - i
+            best = _pool_room(prof, i, p, per_cpu, gpn)
+            for s in range(i + 1, j):
+                best = min(best, _pool_room(prof, s, p, per_cpu, gpn))
+            room[p] = _shaped(best, ppn)
+            offered[n] = p
+            n += 1
+            total += room[p]
+        if total >= need:
+            return i
+        for e in range(n):
+            room[offered[e]] = 0
+        if budget < 0:
+            return -2 - (i + 1) if i < last else -1
+    return -1
+
+
+@numba.njit(cache=True)
 def _fits_now(
     prof: Profile,
     need: int,
