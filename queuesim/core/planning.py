@@ -38,7 +38,6 @@ from queuesim.core.profile import (
     _build,
     _changed_from,
     _earliest,
-    _earliest_among,
     _first_fit,
     _fits_plan,
     _shaped,
@@ -604,22 +603,11 @@ def _compress(pl: Planning) -> None:
                 if slot == -1 or (slot == -2 and _stays(prof, most, known, before, need, duration)):
                     continue
             _take(prof, before, duration, per_cpu, gpn, plan.plans[k], -1)
-            mask = jobs.masks[jobs.mask_of[job]]
-            i = -1
             if slot >= 0:
                 i = slot
                 plan.room[0] = need
-            elif not one_pool:
-                # many pools: the steps up to its own start, read pool by pool, tell where
-                # it goes (its own slot, free for it, fits but for a node shape no longer
-                # offered there: then the search goes on after it)
-                own = _step_of(prof.times, prof.size[0], before)
-                room = plan.room
-                i = _earliest_among(prof, need, per_cpu, ppn, gpn, mask, duration, room, own)
-                if i < 0:
-                    after = own + 1 if i == -1 else -2 - i
-                    i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, room, after)
-            if i < 0:
+            else:
+                mask = jobs.masks[jobs.mask_of[job]]
                 i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
             _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
             plan.starts[k] = prof.times[i]
