@@ -28,11 +28,12 @@ def later() -> object:
 
 
 def test_gantt_draws_one_bar_per_job_in_its_band() -> None:
-    """Four jobs, four bars; job 2's bar starts at 5 s on CPU row 2, two CPUs high."""
+    """Four jobs, four bars (one collection, one path each); job 2's bar starts at 5 s on
+    CPU row 2, two CPUs high."""
     fig = gantt_figure(schedule(ROWS), 0.0, 40.0, 4)
-    bars = fig.axes[0].collections
-    assert len(bars) == 4
-    paths = [b.get_paths()[0].vertices for b in bars]
+    (bars,) = fig.axes[0].collections
+    assert len(bars.get_paths()) == 4
+    paths = [p.vertices for p in bars.get_paths()]
     x0, y0 = paths[1][:, 0].min(), paths[1][:, 1].min()
     assert (x0 * H, y0, paths[1][:, 1].max() - y0) == pytest.approx((5.0, 2.0, 2.0))
 
