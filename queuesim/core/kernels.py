@@ -45,8 +45,8 @@ KernelMode = Literal["auto", "compiled", "interpreted"]
 KERNEL_MODES: tuple[KernelMode, ...] = ("auto", "compiled", "interpreted")
 
 #: the largest run ``auto`` interprets when the kernels are not compiled yet: 10,000 jobs
-#: take a few seconds interpreted (HPC2N's first 10,000 under EASY: 2.6 s), less than the
-#: half-minute compilation; 6,000 METACENTRUM-2009 jobs (many pools) took 525 s
+#: take a few seconds interpreted (HPC2N's first 10,000 under EASY: 2.6 s), far less than
+#: compiling; 6,000 METACENTRUM-2009 jobs (many pools) took 525 s
 INTERPRET_UP_TO = 10_000
 
 
