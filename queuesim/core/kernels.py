@@ -1,10 +1,11 @@
 """Whether a run's kernels run compiled (numba) or interpreted (their Python source).
 
 numba compiles a kernel the first time it is called and keeps the machine code in its
-on-disk cache; the next process loads it in a fraction of a second. Compiling the whole
-batch run takes nearly two minutes of CPU on a 2-core machine (105-115 s measured on
-2026-11-28), far more than a small run takes interpreted: the README's sample of 2,000
-jobs is simulated in about a second by the plain Python of the same kernels. So a run
+on-disk cache; the next process loads it in a fraction of a second. Compiling a batch
+run takes one to two minutes of CPU on a 2-core machine (FCFS's 81 s, conservative's
+139 s, measured on 2026-11-28), far more than a small run takes interpreted: the
+README's sample of 2,000 jobs is simulated in about a second by the plain Python of the
+same kernels. So a run
 chooses (:func:`choose`):
 
 * ``compiled``: always compile (or load) the kernels - what long runs and studies want;
