@@ -5,8 +5,7 @@ on-disk cache; the next process loads it in a fraction of a second. Compiling a 
 run takes one to two minutes of CPU on a 2-core machine (FCFS's 81 s, conservative's
 139 s, measured on 2026-11-28), far more than a small run takes interpreted: the
 README's sample of 2,000 jobs is simulated in about a second by the plain Python of the
-same kernels. So a run
-chooses (:func:`choose`):
+same kernels. So a run chooses (:func:`choose`):
 
 * ``compiled``: always compile (or load) the kernels - what long runs and studies want;
 * ``interpreted``: run every kernel's Python source (``py_func``) - same schedule, slower;
