@@ -121,17 +121,19 @@ def _planning(
 
 def _compress_by_definition(pl: Planning) -> None:
     """Mu'alem and Feitelson's compression as defined: each booked job in priority order
-    taken out, placed at the earliest slot it fits, and put back."""
+    taken out, placed at the earliest slot the full search finds (on whichever of its
+    pools, node shapes, memory and GPUs), and put back."""
     prof, state, jobs, _counts, waiting, plan = pl
-    mask = np.ones(1, dtype=np.bool_)
     for k, job in enumerate(waiting.tolist()):
-        duration, per_cpu = jobs.estimate[job], int(state.job_mem[job])
-        _take(prof, plan.starts[k], duration, per_cpu, 0, plan.plans[k], -1)
-        need = int(jobs.cpus[job])
-        i = _earliest(prof, need, per_cpu, 0, 0, mask, duration, False, plan.room)
+        duration = jobs.estimate[job]
+        per_cpu, gpn = int(state.job_mem[job]), int(state.job_gpn[job])
+        _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], -1)
+        need, ppn = int(jobs.cpus[job]), int(jobs.ppn[job])
+        mask = jobs.masks[jobs.mask_of[job]]
+        i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
         _first_fit(plan.room, need, plan.plans[k])
         plan.starts[k] = prof.times[i]
-        _take(prof, plan.starts[k], duration, per_cpu, 0, plan.plans[k], 1)
+        _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
 
 
 def _free_over_time(pl: Planning) -> list[tuple[float, int]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+from test_compression import _compress_by_definition
 
 from queuesim.core.planning import Planning, _compress, new_pass_plan
 from queuesim.core.profile import (
@@ -108,22 +109,6 @@ class _Case:
             plan.booked[pos] = True
         waiting = np.array(order, dtype=np.int64)
         return Planning(copy, state, jobs, no_limits(zero, 1), waiting, plan)
-
-
-def _compress_by_definition(pl: Planning) -> None:
-    """Compression as defined: each booked job in priority order taken out, placed at the
-    earliest slot the full search finds, and put back."""
-    prof, state, jobs, _counts, waiting, plan = pl
-    for pos, job in enumerate(waiting.tolist()):
-        duration = jobs.estimate[job]
-        per_cpu, gpn = int(state.job_mem[job]), int(state.job_gpn[job])
-        _take(prof, plan.starts[pos], duration, per_cpu, gpn, plan.plans[pos], -1)
-        need, ppn = int(jobs.cpus[job]), int(jobs.ppn[job])
-        mask = jobs.masks[jobs.mask_of[job]]
-        i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
-        _first_fit(plan.room, need, plan.plans[pos])
-        plan.starts[pos] = prof.times[i]
-        _take(prof, plan.starts[pos], duration, per_cpu, gpn, plan.plans[pos], 1)
 
 
 def _free_over_time(prof: Profile) -> list[tuple[float, tuple[int, ...]]]:
