@@ -972,6 +972,21 @@ def _kernel(pbs: bool, rules: BatchRules | None) -> Callable[..., tuple]:  # typ
     return run_batch_promises if rules is not None and rules.promises else run_batch
 
 
+def _entry(
+    n: int, pbs: PbsKeys | None, rules: BatchRules | None
+) -> tuple[Callable[..., tuple], tuple[object, ...]]:  # type: ignore[type-arg]
+    """The kernel a run of ``n`` jobs enters (:func:`_kernel`) and the arguments it takes
+    after ``fast``: the :class:`PromiseBook` when ``rules`` promise, the PBS order's keys,
+    Slurm's rules, each where its kernel expects it."""
+    kernel = _kernel(pbs is not None, rules)
+    if rules is not None and rules.slurm is not None:  # no promises, no PBS order
+        return kernel, (None, None, _typed_slurm(rules.slurm))
+    book = promise_book(n) if rules is not None and rules.promises else None
+    if pbs is not None:
+        return kernel, (book, pbs)
+    return kernel, () if book is None else (book,)
+
+
 def indexable(state: RunState, order_kind: int, rules: BatchRules) -> bool:
     """Whether :mod:`.backfill_index` can stand for the job-by-job loop after the
     reservations: FCFS order, one pool, no memory, shapes, GPUs or queue limits, and a
@@ -1042,14 +1057,7 @@ def replay(
         raise ValueError("Slurm's timed passes do not run compiled under the PBS order")
     if rules.slurm is not None and rules.promises:
         raise ValueError("Slurm's timed passes make no promises")
-    book = promise_book(n) if rules.promises else None
-    kernel = _kernel(pbs is not None, rules)
-    if rules.slurm is not None:  # Slurm never promises, nor orders as PBS does
-        tail: tuple[object, ...] = (None, None, _typed_slurm(rules.slurm))
-    elif pbs is not None:
-        tail = (book, pbs)
-    else:
-        tail = () if book is None else (book,)
+    kernel, tail = _entry(n, pbs, rules)
     _PROGRESS[0] = progress
     try:
         status, passes, scanned, _, log, found = kernel(
@@ -1120,15 +1128,10 @@ def warm_up(ordering: WaitingOrder | None = None, rules: BatchRules | None = Non
     default the run of every order but the PBS order, one pass per event), or load it
     from numba's cache, on a one-job input, so that a run's time is not charged the
     compilation."""
-    pbs = isinstance(ordering, PbsJobOrder) and (rules is None or rules.slurm is None)
-    kernel = _kernel(pbs, rules)
-    book = promise_book(1) if rules is not None and rules.promises else None
-    if rules is not None and rules.slurm is not None:
-        tail: tuple[object, ...] = (None, None, _typed_slurm(rules.slurm))
-    elif pbs:
-        tail = (book, tiny_pbs_keys())
-    else:
-        tail = () if book is None else (book,)
+    slurm = rules is not None and rules.slurm is not None
+    pbs = tiny_pbs_keys() if isinstance(ordering, PbsJobOrder) and not slurm else None
+    kernel, tail = _entry(1, pbs, rules)
+    promises = rules is not None and rules.promises and not slurm
     site = Site.model_validate(
         {"name": "warm-up", "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 1}]}
     )
@@ -1149,7 +1152,7 @@ def warm_up(ordering: WaitingOrder | None = None, rules: BatchRules | None = Non
         ledger,
         log,
         kind,
-        BatchRules(1, True, False, False, book is not None, False),
+        BatchRules(1, True, False, False, promises, False),
         True,
         RunOut(
             np.full(1, np.nan),
@@ -1162,7 +1165,7 @@ def warm_up(ordering: WaitingOrder | None = None, rules: BatchRules | None = Non
         empty_scratch(1),
         0,
         make_index(one_i),
-        rules is None or rules.slurm is None,
+        not slurm,
         *tail,
     )
 
