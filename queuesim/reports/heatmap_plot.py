@@ -266,7 +266,7 @@ def render_figure_as(build: Callable[[], Any], formats: Sequence[str]) -> list[b
             out.append(buffer.getvalue())
             # the layout is made once: the next format keeps the axes where this one put
             # them (constrained layout measures every tick label again, a third of a
-            # many-panel figure's saving, to move them by under a hundredth of a point)
+            # many-panel figure's saving, to move them by about a point)
             fig.set_layout_engine("none")
     return out
 
