@@ -122,7 +122,8 @@ def _planning(
 def _compress_by_definition(pl: Planning) -> None:
     """Mu'alem and Feitelson's compression as defined: each booked job in priority order
     taken out, placed at the earliest slot the full search finds (on whichever of its
-    pools, node shapes, memory and GPUs), and put back."""
+    pools, node shapes, memory and GPUs) if that is earlier than its own, and put back
+    (where it was, on the pools it had, if not: a job only moves earlier)."""
     prof, state, jobs, _counts, waiting, plan = pl
     for k, job in enumerate(waiting.tolist()):
         duration = jobs.estimate[job]
@@ -131,8 +132,9 @@ def _compress_by_definition(pl: Planning) -> None:
         need, ppn = int(jobs.cpus[job]), int(jobs.ppn[job])
         mask = jobs.masks[jobs.mask_of[job]]
         i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
-        _first_fit(plan.room, need, plan.plans[k])
-        plan.starts[k] = prof.times[i]
+        if prof.times[i] < plan.starts[k]:
+            _first_fit(plan.room, need, plan.plans[k])
+            plan.starts[k] = prof.times[i]
         _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
 
 

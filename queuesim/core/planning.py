@@ -38,8 +38,10 @@ from queuesim.core.profile import (
     _build,
     _changed_from,
     _earliest,
+    _earliest_sliding,
     _first_fit,
     _fits_plan,
+    _pool_room,
     _shaped,
     _split,
     _split_reclaiming,
@@ -546,6 +548,117 @@ def _slot_before(
     return best
 
 
+#: how many job shapes :class:`ShapeFits` keeps at once
+_SHAPES = 8
+
+
+class ShapeFits(NamedTuple):
+    """What :func:`_compress` has learnt, on many pools, of where a job of each of a few
+    shapes (CPUs, memory per CPU, CPUs per node, GPUs per node, pools, estimate) fits in
+    the profile as it stands, every booked job in it. Row ``r`` holds for the profile's
+    version ``version[r]`` (``version[-1]`` counts the changes of the profile; ``slot[0]``
+    is the row to reuse next): no window starting before time ``clear[r]`` fits, and the
+    first that does starts at ``fit[r]`` (``inf``: none found yet). Times rather than
+    steps, as a job taken out and put back where it was splits steps without changing
+    what is free."""
+
+    shape: np.ndarray
+    duration: np.ndarray
+    clear: np.ndarray
+    fit: np.ndarray
+    version: np.ndarray
+    slot: np.ndarray
+
+
+@numba.njit(cache=True)
+def new_shape_fits() -> ShapeFits:
+    """Nothing learnt, for the profile's version 0."""
+    version = np.full(_SHAPES + 1, -1, dtype=np.int64)
+    version[_SHAPES] = 0
+    return ShapeFits(
+        np.zeros((_SHAPES, 5), dtype=np.int64),
+        np.zeros(_SHAPES),
+        np.zeros(_SHAPES),
+        np.full(_SHAPES, NEVER),
+        version,
+        np.zeros(1, dtype=np.int64),
+    )
+
+
+@numba.njit(cache=True)
+def _fits_earlier_as_is(
+    prof: Profile, fits: ShapeFits, shape: np.ndarray, duration: float, mask: np.ndarray, at: int
+) -> bool:
+    """Whether a job of ``shape`` (need, memory per CPU, CPUs per node, GPUs per node,
+    mask row; see :class:`ShapeFits`) for ``duration`` fits on the pools of ``mask`` in a
+    window of the profile as it stands that starts before step ``at``. Searches only the
+    windows no job of the same shape had searched since the profile last changed."""
+    version = fits.version[_SHAPES]
+    r = -1
+    for q in range(_SHAPES):
+        if fits.duration[q] == duration and fits.version[q] >= 0:
+            same = True
+            for f in range(5):
+                if fits.shape[q, f] != shape[f]:
+                    same = False
+                    break
+            if same:
+                r = q
+                break
+    if r < 0:
+        r = fits.slot[0]
+        fits.slot[0] = (r + 1) % _SHAPES
+        fits.shape[r, :] = shape
+        fits.duration[r] = duration
+        fits.version[r] = -1
+    if fits.version[r] != version:
+        fits.version[r] = version
+        fits.clear[r] = prof.times[0]
+        fits.fit[r] = NEVER
+    before = prof.times[at] if at < prof.size[0] else NEVER
+    if fits.fit[r] < NEVER:
+        return bool(fits.fit[r] < before)
+    if fits.clear[r] >= before:
+        return False
+    first = _step_of(prof.times, prof.size[0], fits.clear[r])
+    room = np.empty(prof.cpus.shape[1], dtype=np.int64)
+    need, per_cpu, ppn, gpn = shape[0], shape[1], shape[2], shape[3]
+    i = _earliest_sliding(prof, need, per_cpu, ppn, gpn, mask, duration, room, first, at)
+    if i >= 0:
+        fits.fit[r] = prof.times[i]
+        return True
+    fits.clear[r] = before
+    return False
+
+
+@numba.njit(cache=True)
+def _may_start_earlier(
+    prof: Profile,
+    fits: ShapeFits,
+    shape: np.ndarray,
+    duration: float,
+    mask: np.ndarray,
+    plan: np.ndarray,
+    at: int,
+) -> bool:
+    """Whether a booked job on many pools (``shape`` as :class:`ShapeFits` has it, taking
+    ``plan[p]`` CPUs of pool ``p`` from step ``at`` > 0, the step at or after its start)
+    might start earlier if taken out: False only where it could not.
+
+    A window starting before the job's slot either ends before it, where taking the job
+    out changes nothing, or overlaps it and so covers the instant before it, in step
+    ``at - 1``, which taking the job out does not change either. In the first case the
+    window fits the profile as it stands (:func:`_fits_earlier_as_is`); in the second,
+    unless it fits as it stands, the job's own pools must give it something at step
+    ``at - 1``: with none of them offering a CPU of the job there, every window over it
+    offers no more than as it stands."""
+    per_cpu, ppn, gpn = shape[1], shape[2], shape[3]
+    for p in range(plan.shape[0]):
+        if plan[p] > 0 and _shaped(_pool_room(prof, at - 1, p, per_cpu, gpn), ppn) > 0:
+            return True
+    return _fits_earlier_as_is(prof, fits, shape, duration, mask, at)
+
+
 @numba.njit(cache=True, inline="always")
 def _step_of(times: np.ndarray, steps: int, t: float) -> int:
     """The first of the first ``steps`` steps (``times`` ascending) starting at or after
@@ -562,8 +675,17 @@ def _step_of(times: np.ndarray, steps: int, t: float) -> int:
 
 @numba.njit(cache=True)
 def _compress(pl: Planning) -> None:
-    """Move each booked job, in priority order, to the earliest slot it fits in - never
-    later than its own, which is free for it (Mu'alem and Feitelson's compression).
+    """Move each booked job, in priority order, to the earliest slot it fits in if that
+    is earlier than its own (Mu'alem and Feitelson's compression): a job that cannot start
+    earlier keeps its slot and its pools.
+
+    On many pools, a job is taken out and searched for only where it might start earlier
+    (:func:`_may_start_earlier`): where its own pools offer it nothing just before its
+    start, only a window that fits the profile as it stands could take it earlier, and
+    what the search for one shape of job learns is kept for the next job of that shape
+    until a move changes the profile (:class:`ShapeFits`). In a burst of the same job
+    submitted hundreds of times, most booked jobs stay, and each used to cost a search
+    over its whole window on every pool.
 
     On one pool, a job asking only CPUs is placed from what the running maximum of the
     free CPUs and the stretches of free CPUs say (:func:`_slot_before`), without a search
@@ -585,6 +707,8 @@ def _compress(pl: Planning) -> None:
             widest = max(widest, jobs.cpus[waiting[k]])
             booked += 1
     known = new_stretches(widest if one_pool else 0, booked)
+    fits = new_shape_fits()
+    shape = np.empty(5, dtype=np.int64)
     for k in range(waiting.shape[0]):
         if plan.booked[k]:
             job = waiting[k]
@@ -605,6 +729,14 @@ def _compress(pl: Planning) -> None:
                     continue
                 slot = _slot_before(prof.times, prof.cpus, prof.size[0], known, at, need, duration)
                 if slot == -1 or (slot == -2 and _stays(prof, most, known, before, need, duration)):
+                    continue
+            elif not one_pool:
+                if at == 0:
+                    continue  # nothing is earlier: it keeps its slot and its pools
+                shape[0], shape[1], shape[2], shape[3] = need, per_cpu, ppn, gpn
+                shape[4] = jobs.mask_of[job]
+                mask = jobs.masks[shape[4]]
+                if not _may_start_earlier(prof, fits, shape, duration, mask, plan.plans[k], at):
                     continue
             if simple:
                 # taken out: a boundary of its slot the last pass's merge dropped (a job
@@ -630,8 +762,11 @@ def _compress(pl: Planning) -> None:
             else:
                 mask = jobs.masks[jobs.mask_of[job]]
                 i = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, plan.room)
-                _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
-                plan.starts[k] = prof.times[i]
+                if prof.times[i] < before:
+                    _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
+                    plan.starts[k] = prof.times[i]
+                    fits.version[_SHAPES] += 1
+                # else back where it was, on the pools it had: a job moves only earlier
                 _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
             # taken out and back in (even where it stays, steps may split): no step before
             # the earlier of its two starts changed
@@ -838,10 +973,11 @@ def plan_pass(
     pools. Those are booked first, on the very pools promised, then each is moved to the
     earliest slot it fits in - never later than its own, which stays free for it - so a
     promise is never broken (Mu'alem and Feitelson's compression for conservative
-    backfilling); only a running job that outlives its estimate can force a promise to move
-    later. Jobs without a promise are placed after, in priority order. Without
-    ``rules.compress`` (nothing ended since the last pass, so no room can have appeared)
-    the booked promises stay where they are.
+    backfilling; a job that cannot start earlier keeps its slot and its pools); only a
+    running job that outlives its estimate can force a promise to move later. Jobs
+    without a promise are placed after, in priority order. Without ``rules.compress``
+    (nothing ended since the last pass, so no room can have appeared) the booked promises
+    stay where they are.
     """
     min_cpus = int(jobs.cpus[waiting].min()) if waiting.size else 0
     result: tuple[np.ndarray, np.ndarray, np.ndarray] = _plan_pass_entry(

@@ -395,9 +395,11 @@ def _earliest_sliding(
     duration: float,
     room: np.ndarray,
     first: int,
+    until: int = 2**62,
 ) -> int:
     """:func:`_earliest` from step ``first`` on several pools (not ``now_only``), in one
-    pass over the steps.
+    pass over the steps; only windows starting before step ``until`` are tried (-1 if
+    none of them fits).
 
     Where the job fits is the first step ``i`` whose window (steps ``i`` to
     :func:`_window_end`) leaves the job, summed over the pools of ``mask``, at least
@@ -420,7 +422,8 @@ def _earliest_sliding(
     tail = np.zeros(width, dtype=np.int64)
     i = first
     j = first  # the next step to enter the window
-    while i < steps:
+    last = min(steps, until)
+    while i < last:
         end = times[i] + duration
         blocked = -1
         while j < steps and (j == i or times[j] < end):
