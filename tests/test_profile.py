@@ -11,7 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from queuesim.core.planning import _stop_queue
-from queuesim.core.profile import Profile, _earliest, _split, _take, _take_all, new_profile
+from queuesim.core.profile import (
+    Profile,
+    _earliest,
+    _first_fit,
+    _split,
+    _take,
+    _take_all,
+    new_profile,
+)
 
 #: examples per property (the mutation runner asks fewer)
 EXAMPLES = int(os.environ.get("QUEUESIM_PROPERTY_EXAMPLES", "150"))
@@ -54,12 +62,15 @@ def _assert_fits_now_as_the_scan_finds(
     scan_room = np.full(pools, -7, dtype=np.int64)
     fast = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, True, fast_room)
     # without now_only the scan looks at every start from step 0: it answers 0 exactly
-    # when the job fits now, and leaves the same room per pool
+    # when the job fits now, and a first fit takes the job from the same pools
     scan = _earliest(prof, need, per_cpu, ppn, gpn, mask, duration, False, scan_room)
     assert (fast == 0) == (scan == 0)
     assert fast in (0, -1)
     if fast == 0:
-        assert fast_room.tolist() == scan_room.tolist()
+        fast_plan, scan_plan = np.zeros(pools, np.int64), np.zeros(pools, np.int64)
+        _first_fit(fast_room, need, fast_plan)
+        _first_fit(scan_room, need, scan_plan)
+        assert fast_plan.tolist() == scan_plan.tolist()
 
 
 @settings(max_examples=EXAMPLES, deadline=None)

@@ -38,7 +38,7 @@ from queuesim.core.profile import (
     _build,
     _changed_from,
     _earliest,
-    _earliest_sliding,
+    _earliest_on_pools,
     _first_fit,
     _fits_plan,
     _pool_room,
@@ -623,7 +623,7 @@ def _fits_earlier_as_is(
     first = _step_of(prof.times, prof.size[0], fits.clear[r])
     room = np.empty(prof.cpus.shape[1], dtype=np.int64)
     need, per_cpu, ppn, gpn = shape[0], shape[1], shape[2], shape[3]
-    i = _earliest_sliding(prof, need, per_cpu, ppn, gpn, mask, duration, room, first, at)
+    i = _earliest_on_pools(prof, need, per_cpu, ppn, gpn, mask, duration, room, first, at)
     if i >= 0:
         fits.fit[r] = prof.times[i]
         return True

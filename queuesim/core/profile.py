@@ -353,13 +353,14 @@ def _earliest(
 ) -> int:
     """First step from step ``first`` at whose start a job of ``need`` CPUs (``per_cpu``
     memory each, ``ppn`` on each node or any spread, ``gpn`` GPUs on each node, on the pools
-    of ``mask``) fits for its
-    whole ``duration`` (its room per pool left in ``room``); -1 if none, or, with
-    ``now_only``, if it does not fit at step ``first``."""
+    of ``mask``) fits for its whole ``duration``; -1 if none, or, with ``now_only``, if it
+    does not fit at step ``first``. ``room`` is left with what the job may take from each
+    pool there, for :func:`_first_fit`: its room per pool, or, for a job one pool holds
+    whole searched on several pools, its need in the first pool that holds it."""
     if now_only and first == 0:
         return _fits_now(prof, need, per_cpu, ppn, gpn, mask, duration, room)
     if not now_only and prof.cpus.shape[1] > 1:
-        return _earliest_sliding(prof, need, per_cpu, ppn, gpn, mask, duration, room, first)
+        return _earliest_on_pools(prof, need, per_cpu, ppn, gpn, mask, duration, room, first)
     times, steps = prof.times, prof.size[0]
     i = first
     while i < steps:
@@ -381,6 +382,83 @@ def _earliest(
         if now_only:
             return -1
         i = blocked + 1 if blocked >= 0 else i + 1
+    return -1
+
+
+@numba.njit(cache=True)
+def _earliest_on_pools(
+    prof: Profile,
+    need: int,
+    per_cpu: int,
+    ppn: int,
+    gpn: int,
+    mask: np.ndarray,
+    duration: float,
+    room: np.ndarray,
+    first: int,
+    until: int = 2**62,
+) -> int:
+    """:func:`_earliest` from step ``first`` on several pools (not ``now_only``), only
+    windows starting before step ``until`` (-1 if none of them fits): by pool for a job
+    that one pool must hold whole (:func:`_earliest_in_one_pool`), else sliding
+    (:func:`_earliest_sliding`)."""
+    if need == max(ppn, 1):
+        return _earliest_in_one_pool(prof, need, per_cpu, gpn, mask, duration, room, first, until)
+    return _earliest_sliding(prof, need, per_cpu, ppn, gpn, mask, duration, room, first, until)
+
+
+@numba.njit(cache=True)
+def _earliest_in_one_pool(
+    prof: Profile,
+    need: int,
+    per_cpu: int,
+    gpn: int,
+    mask: np.ndarray,
+    duration: float,
+    room: np.ndarray,
+    first: int,
+    until: int,
+) -> int:
+    """:func:`_earliest_on_pools` for a job one pool must hold whole: one CPU, or the
+    ``need`` CPUs of one node (``ppn`` = ``need``). It fits a window exactly when one of
+    its pools offers ``need`` at every step of the window, so each pool is followed on
+    its own: the steps from which it offers ``need`` without a break, read once, as far
+    as the window being tried asks. A pool that breaks off at a step cannot hold a window
+    over it and is not read again before the step after; a long window over many pools
+    costs the steps each pool offers the job before it breaks off, not the window's
+    length in every pool, as the sliding search pays.
+
+    ``room`` is left with ``need`` in the first pool the job fits (the pool a first fit
+    takes it from: :func:`_first_fit`) and 0 in every other."""
+    times, steps = prof.times, prof.size[0]
+    pools = prof.cpus.shape[1]
+    used = np.flatnonzero(mask[:pools])
+    width = used.shape[0]
+    # per pool: no window starting before step ``start`` fits; steps ``start`` to
+    # ``reach - 1`` all offer ``need``
+    start = np.full(width, first, dtype=np.int64)
+    reach = np.full(width, first, dtype=np.int64)
+    for i in range(first, min(steps, until)):
+        end = times[i] + duration
+        for q in range(width):
+            if start[q] > i:
+                continue
+            p = used[q]
+            j = max(reach[q], i)
+            fits = True
+            while j < steps and (j == i or times[j] < end):
+                if _pool_room(prof, j, p, per_cpu, gpn) < need:
+                    fits = False
+                    break
+                j += 1
+            if fits:
+                for r in range(pools):
+                    room[r] = 0
+                room[p] = need
+                return i
+            # every window over step j, short here, starts after it
+            start[q] = j + 1
+            reach[q] = j + 1
     return -1
 
 
