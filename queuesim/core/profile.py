@@ -226,7 +226,8 @@ def fill(prof: Profile, state: ProfileState) -> None:
         if ends[r] < ends[r - 1]:
             in_order = False
             break
-    order = np.empty(0, dtype=np.int64) if in_order else np.argsort(ends, kind="mergesort")
+    # (in order: an empty view, as an allocation at every pass costs the runtime's counts)
+    order = state.run_jobs[:0] if in_order else np.argsort(ends, kind="mergesort")
     pools = state.free_cpus.shape[0]
     prof.low_upto[0] = 0
     times, cpus, mem, gpus = prof.times, prof.cpus, prof.mem, prof.gpus
