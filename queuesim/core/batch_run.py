@@ -62,6 +62,7 @@ from queuesim.core.pbs_order import (
 )
 from queuesim.core.planning import (
     PassPlan,
+    copy_counts,
     count_job,
     first_per_user,
     new_pass_plan,
@@ -495,15 +496,7 @@ def replay_events(  # type: ignore[no-untyped-def]
     # a pass's limit counts (the running jobs', to which it adds the jobs it starts), made
     # once: brought up to date before each pass only when a limit can bind, as without one
     # no count can reach a cap (each is a quarter of the int64 range)
-    pass_counts = LimitState(
-        limits.user,
-        limits.user_jobs_cap,
-        limits.user_cpus_cap,
-        limits.queue_pool,
-        limits.user_jobs.copy(),
-        limits.user_cpus.copy(),
-        limits.queue_cpus.copy(),
-    )
+    pass_counts = copy_counts(limits)
     # made once, not at every pass (each allocation costs the runtime's reference counts)
     end_room = np.empty(max(n, 1))
     big = np.iinfo(np.int64).max

@@ -50,6 +50,7 @@ from queuesim.core.profile import (
     fitting_cpus,
     no_limits,
     no_promises,
+    take_steps,
     tiny_job_arrays,
     tiny_profile_state,
 )
@@ -801,7 +802,15 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
             continue
         _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
         plan.starts[k] = prof.times[i]
-        _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
+        if i == 0 and prof.size[0] == 1 and reserved >= rules.depth:
+            # a profile of one step (no running job in it: FCFS's pass) where no later
+            # job of the pass may reserve: every later question is whether a job fits
+            # now, which that step answers for any window (the room after this job's end
+            # is only larger), so the job takes its room from it, the profile not split
+            # at the job's end - the same answers, without the splits' calls
+            take_steps(prof, 0, 1, per_cpu, gpn, plan.plans[k], 1)
+        else:
+            _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
         if i > 0:
             reserved += 1
             if rules.greedy:
@@ -897,7 +906,7 @@ def new_pass_plan(n: int, pools: int) -> PassPlan:
 
 
 @numba.njit(cache=True, inline="always")
-def _pass_counts(limits: LimitState) -> LimitState:
+def copy_counts(limits: LimitState) -> LimitState:
     """The limit counts a pass works on: the running jobs' (copied), to which the jobs
     the pass starts are added."""
     return LimitState(
@@ -928,7 +937,7 @@ def plan_now_into(
     """:func:`plan_into` without promises (``promises`` None): every job placed in
     priority order by :func:`_place_others`. ``counts``: the limits with the running
     jobs' counts, which the pass adds the jobs it starts to (a copy the caller keeps for
-    its passes, as :func:`_pass_counts` makes)."""
+    its passes, as :func:`copy_counts` makes)."""
     pl = Planning(prof, state, jobs, counts, waiting, plan)
     return _place_others(pl, rules, 0, min_cpus)
 
@@ -953,7 +962,7 @@ def plan_into(
     and no reservation is left to give). With ``booked_already``, ``prof`` holds every
     promise too, where it was made (:mod:`.kept_profile`: all of them fit). Returns how
     many waiting jobs it decided for; the rest neither start nor reserve."""
-    pl = Planning(prof, state, jobs, _pass_counts(limits), waiting, plan)
+    pl = Planning(prof, state, jobs, copy_counts(limits), waiting, plan)
     # without promises (every policy but conservative) nothing is booked or due: the
     # calls are skipped, each costing the reference counts of every array of ``pl``; and
     # when ``promises`` is None they are not even compiled

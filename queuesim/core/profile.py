@@ -558,6 +558,20 @@ def _take_span(
     """:func:`_take` from ``start`` until ``end``."""
     i = _split(prof, start)
     j = _split(prof, end)
+    take_steps(prof, i, j, per_cpu, gpn, plan, sign)
+
+
+@numba.njit(cache=True, inline="always")
+def take_steps(
+    prof: Profile,
+    i: int,
+    j: int,
+    per_cpu: int,
+    gpn: int,
+    plan: np.ndarray,
+    sign: int,
+) -> None:
+    """:func:`_take` over steps ``i`` to ``j - 1`` of ``prof`` as they are."""
     _changed_from(prof, i)
     for p in range(plan.shape[0]):
         amount = sign * plan[p]
