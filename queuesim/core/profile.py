@@ -180,7 +180,9 @@ def _changed_from(prof: Profile, s: int) -> None:
         prof.low_upto[0] = s
 
 
-@numba.njit(cache=True)
+# inlined (as :func:`fill` and :func:`_fits_now`): each is called at every pass, and a call
+# counts every array of the profile in and out
+@numba.njit(cache=True, inline="always")
 def _lows_upto(prof: Profile, j: int) -> None:
     """Make the running minima valid for the first ``j`` steps (``j`` <= the steps)."""
     k = prof.low_upto[0]
@@ -214,7 +216,7 @@ def _build(state: ProfileState, extra: int) -> Profile:
     return prof
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def fill(prof: Profile, state: ProfileState) -> None:
     """Make ``prof`` (room for 2 steps more than there are running jobs) the profile of the
     running jobs. Every end must lie after ``now``. The running jobs are taken in order of
@@ -462,7 +464,7 @@ def _earliest_sliding(
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _fits_now(
     prof: Profile,
     need: int,
