@@ -112,7 +112,13 @@ def test_fits_now_from_the_running_minima_is_what_the_step_by_step_scan_finds(
         if split_only:
             _split(prof, start)
         else:
-            _take(prof, start, duration, 1, 0, np.array(plan, dtype=np.int64), 1)
+            taken = np.array(plan, dtype=np.int64)
+            _take(prof, start, duration, 1, 0, taken, 1)
+            steps = prof.size[0]
+            if (prof.cpus[:steps] < 0).any() or (prof.mem[:steps] < 0).any():
+                # more than was free: no pass makes such a change (a pool short of
+                # CPUs would offer a job less than nothing, in sums over pools only)
+                _take(prof, start, duration, 1, 0, taken, -1)
         ask()
 
 
