@@ -75,6 +75,38 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     Dispatcher.compile = _one_compiler_per_kernel(Dispatcher.compile)  # type: ignore[method-assign]
 
 
+#: the tests that compile the batch runs' numba kernels first in a fresh clone (minutes of CPU
+#: each, see :func:`pytest_xdist_make_scheduler`), by node id prefix
+COMPILE_BATCH_KERNELS = (
+    "tests/test_batch_run.py::",
+    "tests/test_kernels.py::",
+    "tests/test_determinism.py::",  # its children compile (no lock there): after the others
+    "tests/test_compare.py::test_compare_attaches_a_dfrs_annotation_as_run_does",  # many pools
+)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``pytest -n auto`` (xdist's ``load``): one worker runs :data:`COMPILE_BATCH_KERNELS`
+    one after another, first, compiling each batch kernel once, while the others take the
+    rest of the suite test by test, as ``load`` deals it. Under plain ``load`` consecutive
+    cases of one test went to alternate workers, which then compiled the same kernel side
+    by side or (with the lock above) one waited for the other. xdist's own ``loadgroup``
+    would do this from ``xdist_group`` marks, but it does not group on pytest 9.2
+    (pytest-dev/pytest-xdist#1386), hence the node id prefixes."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class CompilersFirst(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            # one scope for the compiling tests (the largest, so handed out first), one per
+            # other test; the controller sees node ids only, not marks
+            return "compile-batch-kernels" if nodeid.startswith(COMPILE_BATCH_KERNELS) else nodeid
+
+    return CompilersFirst(config, log)
+
+
 def shared_workloads_dir() -> Path:
     override = os.environ.get("QUEUESIM_SHARED_WORKLOADS")
     return Path(override) if override else REPO.parent / "shared" / "workloads"
