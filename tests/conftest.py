@@ -82,27 +82,35 @@ COMPILE_BATCH_KERNELS = (
     "tests/test_kernels.py::",
     "tests/test_determinism.py::",  # its children compile (no lock there): after the others
     "tests/test_compare.py::test_compare_attaches_a_dfrs_annotation_as_run_does",  # many pools
+    "tests/test_bench_table.py::test_a_row_of_several_setups",  # two forked EASY runs
 )
+
+
+def compile_group(nodeid: str) -> str | None:
+    """The worker group of a test that compiles batch kernels: conservative backfilling's
+    promises (``run_batch_promises``, the longest compile) or the other batch runs."""
+    if not nodeid.startswith(COMPILE_BATCH_KERNELS):
+        return None
+    return "compile-promises" if "conservative" in nodeid else "compile-batch"
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``pytest -n auto`` (xdist's ``load``): one worker runs :data:`COMPILE_BATCH_KERNELS`
-    one after another, first, compiling each batch kernel once, while the others take the
-    rest of the suite test by test, as ``load`` deals it. Under plain ``load`` consecutive
-    cases of one test went to alternate workers, which then compiled the same kernel side
-    by side or (with the lock above) one waited for the other. xdist's own ``loadgroup``
-    would do this from ``xdist_group`` marks, but it does not group on pytest 9.2
-    (pytest-dev/pytest-xdist#1386), hence the node id prefixes."""
+    """``pytest -n auto`` (xdist's ``load``): the tests of each :func:`compile_group` run on
+    one worker, one after another and first (the groups are the largest units, handed out
+    first): one worker compiles the promises' kernel while another compiles the other batch
+    runs, each once; every other test is then dealt one by one, as ``load`` deals them.
+    Under plain ``load`` consecutive cases of one test went to alternate workers, which
+    compiled the same kernel side by side (or, with the lock above, one waited). xdist's
+    ``loadgroup`` would take ``xdist_group`` marks, but it does not group on pytest 9.2
+    (pytest-dev/pytest-xdist#1386), hence node id prefixes: the controller sees no marks."""
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     class CompilersFirst(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
-            # one scope for the compiling tests (the largest, so handed out first), one per
-            # other test; the controller sees node ids only, not marks
-            return "compile-batch-kernels" if nodeid.startswith(COMPILE_BATCH_KERNELS) else nodeid
+            return compile_group(nodeid) or nodeid
 
     return CompilersFirst(config, log)
 
