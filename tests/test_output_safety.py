@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from builders import QUEUESIM_ROOT
 
 from queuesim.cli import main
 from queuesim.common.atomic import check_writable_dir, check_writable_file, stale_temporaries
@@ -159,7 +158,7 @@ _KILLED_WRITER = textwrap.dedent(
 
 
 def _killed_write(out: Path, kill_at: int) -> int:
-    env = {**os.environ, "PYTHONPATH": str(QUEUESIM_ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [
             sys.executable,
@@ -171,7 +170,6 @@ def _killed_write(out: Path, kill_at: int) -> int:
             str(kill_at),
         ],
         env=env,
-        cwd=out.parent,
         capture_output=True,
         timeout=300,
     )
