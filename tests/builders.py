@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import queuesim
 from queuesim.core.engine import Simulation
 from queuesim.core.result import Result
 from queuesim.core.workload import Workload, prepare
@@ -28,6 +29,12 @@ from queuesim.site.model import Site
 from queuesim.traces.swf import SWF_FIELDS, SwfHeader, SwfTrace
 
 KIB = 1024
+
+#: the folder that holds the queuesim these tests import: the checkout, or site-packages
+#: after CI's non-editable install. A child Python started from another folder with this
+#: on PYTHONPATH runs the same copy, and so shares its numba cache (a child of the other
+#: copy would compile every kernel it runs a second time, for that copy's cache)
+QUEUESIM_ROOT = Path(queuesim.__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import QUEUESIM_ROOT
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "workloads" / "kth-sp2-sample.swf"
@@ -18,11 +19,13 @@ MAIN = "import sys; from queuesim.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 def _run(out: Path, seed: str, site: str, policy: list[str]) -> None:
-    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(QUEUESIM_ROOT)}
     site_file = str(REPO / "site-configs" / site)
     command = [sys.executable, "-c", MAIN, "run", site_file, str(SAMPLE), *policy, "--quiet",
                "--jobs-format", "csv", "--out", str(out)]  # fmt: skip
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        command, env=env, cwd=out.parent, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from builders import QUEUESIM_ROOT
 
 from queuesim.cli import main
 from queuesim.common.atomic import check_writable_dir, check_writable_file, stale_temporaries
@@ -158,7 +159,7 @@ _KILLED_WRITER = textwrap.dedent(
 
 
 def _killed_write(out: Path, kill_at: int) -> int:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(QUEUESIM_ROOT)}
     done = subprocess.run(
         [
             sys.executable,
@@ -170,6 +171,7 @@ def _killed_write(out: Path, kill_at: int) -> int:
             str(kill_at),
         ],
         env=env,
+        cwd=out.parent,
         capture_output=True,
         timeout=300,
     )
