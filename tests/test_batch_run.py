@@ -410,8 +410,6 @@ def test_a_run_without_promises_does_not_compile_their_code() -> None:
     booking = {"_mark_booked", "_book_promises", "_compress", "_due_now", "_start_due_promises"}
     without = _called_after_pruning(batch_run.replay_events, {"book", "pbs", "slurm"})
     assert not without & kept_profile
-    # its pass is the one inlined into the loop, not a call of the pass with promises
-    assert "plan_now_into" in without and "plan_into" not in without
     assert kept_profile <= _called_after_pruning(batch_run.replay_events, {"pbs", "slurm"})
     assert not _called_after_pruning(planning.plan_into, {"promises"}) & booking
     assert booking <= _called_after_pruning(planning.plan_into, set())

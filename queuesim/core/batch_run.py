@@ -62,12 +62,10 @@ from queuesim.core.pbs_order import (
 )
 from queuesim.core.planning import (
     PassPlan,
-    copy_counts,
     count_job,
     first_per_user,
     new_pass_plan,
     plan_into,
-    plan_now_into,
     record_held,
     set_aside_held,
 )
@@ -493,10 +491,6 @@ def replay_events(  # type: ignore[no-untyped-def]
     gone_promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
     # scratch of a pass
     prof = new_profile(16, pools, free_gpus.shape[0])
-    # a pass's limit counts (the running jobs', to which it adds the jobs it starts), made
-    # once: brought up to date before each pass only when a limit can bind, as without one
-    # no count can reach a cap (each is a quarter of the int64 range)
-    pass_counts = copy_counts(limits)
     # made once, not at every pass (each allocation costs the runtime's reference counts)
     end_room = np.empty(max(n, 1))
     big = np.iinfo(np.int64).max
@@ -770,34 +764,18 @@ def replay_events(  # type: ignore[no-untyped-def]
                     backfill_cycle and not record,
                 )
                 # with the index, the job-by-job loop stops once the reservations are given
-                if book is None:
-                    if limits_any:
-                        pass_counts.user_jobs[:] = limits.user_jobs
-                        pass_counts.user_cpus[:] = limits.user_cpus
-                        pass_counts.queue_cpus[:] = limits.queue_cpus
-                    seen = plan_now_into(
-                        prof,
-                        pstate,
-                        pass_jobs,
-                        pass_counts,
-                        order,
-                        pass_rules,
-                        plan,
-                        big if fast else min_cpus,
-                    )
-                else:
-                    seen = plan_into(
-                        prof,
-                        pstate,
-                        pass_jobs,
-                        limits,
-                        order,
-                        pass_rules,
-                        promises,
-                        plan,
-                        big if fast else min_cpus,
-                        kept,
-                    )
+                seen = plan_into(
+                    prof,
+                    pstate,
+                    pass_jobs,
+                    limits,
+                    order,
+                    pass_rules,
+                    promises,
+                    plan,
+                    big if fast else min_cpus,
+                    kept,
+                )
                 scanned += seen
                 if fast and seen < m:
                     after = order[seen - 1] if seen > 0 else -1

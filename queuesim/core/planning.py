@@ -52,7 +52,6 @@ from queuesim.core.profile import (
     fitting_cpus,
     no_limits,
     no_promises,
-    take_steps,
     tiny_job_arrays,
     tiny_profile_state,
 )
@@ -60,7 +59,7 @@ from queuesim.core.profile import (
 HELD_BY = ("max_running_per_user", "max_cpus_per_user", "cpu_pool")
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _held_by(job: int, job_cpus: np.ndarray, job_queue: np.ndarray, limits: LimitState) -> int:
     """Which queue limit starting ``job`` (of ``job_cpus``, in ``job_queue``) now would
     exceed: 1 + its index in :data:`HELD_BY`, or 0 if none."""
@@ -160,7 +159,7 @@ def first_per_user(order: np.ndarray, user: np.ndarray, most: int, seen: np.ndar
     return kept[:n]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def count_job(job: int, jobs: JobArrays, limits: LimitState, sign: int) -> None:
     """Count ``job`` as started (``sign`` 1) or ended (-1) against its user's and queue's
     limits."""
@@ -852,12 +851,11 @@ def _limits_allow_from(pl: Planning, job: int) -> float:
 
 
 @numba.njit(cache=True)
-def _free_now(cpus: np.ndarray) -> int:
-    """CPUs free now (the first step of a profile's ``cpus``) over all pools; given the
-    array alone, as a call counts every array it is given in and out."""
+def _free_now(prof: Profile) -> int:
+    """CPUs free now (the profile's first step) over all pools."""
     free = 0
-    for p in range(cpus.shape[1]):
-        free += cpus[0, p]
+    for p in range(prof.cpus.shape[1]):
+        free += prof.cpus[0, p]
     return free
 
 
@@ -889,13 +887,8 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
     while it fits, or reserve: the scan stops there, so a pass over a deep queue costs
     the jobs it can place, not the queue's length. Returns how many jobs were scanned."""
     prof, state, jobs, counts, waiting, plan = pl
-    free_now = _free_now(prof.cpus)
-    # (only Slurm's main scheduler stops queues; the others take an empty view, which
-    # allocates nothing)
-    if rules.stop_queue:
-        stopped = np.zeros(counts.user_jobs_cap.shape[0], np.bool_)
-    else:
-        stopped = plan.booked[:0]
+    free_now = _free_now(prof)
+    stopped = np.zeros(counts.user_jobs_cap.shape[0] if rules.stop_queue else 0, np.bool_)
     for k in range(waiting.shape[0]):
         may_reserve = reserved < rules.depth and k < rules.reserve_before
         if (not may_reserve or rules.starts_only) and free_now < min_cpus:
@@ -933,26 +926,18 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
                 return k + 1  # FCFS: no job after the first that cannot start is looked at
             if rules.stop_queue:
                 _stop_queue(prof, mask, stopped, jobs.queue[job])
-                free_now = _free_now(prof.cpus)
+                free_now = _free_now(prof)
             continue
         _first_fit(plan.room, jobs.cpus[job], plan.plans[k])
         plan.starts[k] = prof.times[i]
-        if i == 0 and prof.size[0] == 1 and reserved >= rules.depth:
-            # a profile of one step (no running job in it: FCFS's pass) where no later
-            # job of the pass may reserve: every later question is whether a job fits
-            # now, which that step answers for any window (the room after this job's end
-            # is only larger), so the job takes its room from it, the profile not split
-            # at the job's end - the same answers, without the splits' calls
-            take_steps(prof, 0, 1, per_cpu, gpn, plan.plans[k], 1)
-        else:
-            _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
+        _take(prof, plan.starts[k], duration, per_cpu, gpn, plan.plans[k], 1)
         if i > 0:
             reserved += 1
             if rules.greedy:
                 _block_suitable(prof, state, plan.starts[k], per_cpu, ppn, gpn, mask)
         else:
             count_job(job, jobs, counts, 1)
-        free_now = _free_now(prof.cpus)
+        free_now = _free_now(prof)
     return int(waiting.shape[0])
 
 
@@ -1041,43 +1026,6 @@ def new_pass_plan(n: int, pools: int) -> PassPlan:
     )
 
 
-@numba.njit(cache=True, inline="always")
-def copy_counts(limits: LimitState) -> LimitState:
-    """The limit counts a pass works on: the running jobs' (copied), to which the jobs
-    the pass starts are added."""
-    return LimitState(
-        limits.user,
-        limits.user_jobs_cap,
-        limits.user_cpus_cap,
-        limits.queue_pool,
-        limits.user_jobs.copy(),
-        limits.user_cpus.copy(),
-        limits.queue_cpus.copy(),
-    )
-
-
-# inlined into the compiled run's loop (:func:`~.batch_run.replay_events`), which calls it
-# at every pass of a policy without promises: a call of :func:`plan_into` counted the
-# pass's 43 arrays in and out (FCFS on HPC2N: 200,000 passes that start one job each)
-@numba.njit(cache=True, inline="always")
-def plan_now_into(
-    prof: Profile,
-    state: ProfileState,
-    jobs: JobArrays,
-    counts: LimitState,
-    waiting: np.ndarray,
-    rules: PassRules,
-    plan: PassPlan,
-    min_cpus: int,
-) -> int:
-    """:func:`plan_into` without promises (``promises`` None): every job placed in
-    priority order by :func:`_place_others`. ``counts``: the limits with the running
-    jobs' counts, which the pass adds the jobs it starts to (a copy the caller keeps for
-    its passes, as :func:`copy_counts` makes)."""
-    pl = Planning(prof, state, jobs, counts, waiting, plan)
-    return _place_others(pl, rules, 0, min_cpus)
-
-
 @numba.njit(cache=True)
 def plan_into(
     prof: Profile,
@@ -1098,7 +1046,16 @@ def plan_into(
     and no reservation is left to give). With ``booked_already``, ``prof`` holds every
     promise too, where it was made (:mod:`.kept_profile`: all of them fit). Returns how
     many waiting jobs it decided for; the rest neither start nor reserve."""
-    pl = Planning(prof, state, jobs, copy_counts(limits), waiting, plan)
+    counts = LimitState(
+        limits.user,
+        limits.user_jobs_cap,
+        limits.user_cpus_cap,
+        limits.queue_pool,
+        limits.user_jobs.copy(),
+        limits.user_cpus.copy(),
+        limits.queue_cpus.copy(),
+    )
+    pl = Planning(prof, state, jobs, counts, waiting, plan)
     # without promises (every policy but conservative) nothing is booked or due: the
     # calls are skipped, each costing the reference counts of every array of ``pl``; and
     # when ``promises`` is None they are not even compiled

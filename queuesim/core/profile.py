@@ -180,9 +180,7 @@ def _changed_from(prof: Profile, s: int) -> None:
         prof.low_upto[0] = s
 
 
-# inlined (as :func:`fill` and :func:`_fits_now`): each is called at every pass, and a call
-# counts every array of the profile in and out
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _lows_upto(prof: Profile, j: int) -> None:
     """Make the running minima valid for the first ``j`` steps (``j`` <= the steps)."""
     k = prof.low_upto[0]
@@ -216,7 +214,7 @@ def _build(state: ProfileState, extra: int) -> Profile:
     return prof
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def fill(prof: Profile, state: ProfileState) -> None:
     """Make ``prof`` (room for 2 steps more than there are running jobs) the profile of the
     running jobs. Every end must lie after ``now``. The running jobs are taken in order of
@@ -228,8 +226,7 @@ def fill(prof: Profile, state: ProfileState) -> None:
         if ends[r] < ends[r - 1]:
             in_order = False
             break
-    # (in order: an empty view, as an allocation at every pass costs the runtime's counts)
-    order = state.run_jobs[:0] if in_order else np.argsort(ends, kind="mergesort")
+    order = np.empty(0, dtype=np.int64) if in_order else np.argsort(ends, kind="mergesort")
     pools = state.free_cpus.shape[0]
     prof.low_upto[0] = 0
     times, cpus, mem, gpus = prof.times, prof.cpus, prof.mem, prof.gpus
@@ -545,7 +542,7 @@ def _earliest_sliding(
     return -1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _fits_now(
     prof: Profile,
     need: int,
@@ -641,20 +638,6 @@ def _take_span(
     """:func:`_take` from ``start`` until ``end``."""
     i = _split(prof, start)
     j = _split(prof, end)
-    take_steps(prof, i, j, per_cpu, gpn, plan, sign)
-
-
-@numba.njit(cache=True, inline="always")
-def take_steps(
-    prof: Profile,
-    i: int,
-    j: int,
-    per_cpu: int,
-    gpn: int,
-    plan: np.ndarray,
-    sign: int,
-) -> None:
-    """:func:`_take` over steps ``i`` to ``j - 1`` of ``prof`` as they are."""
     _changed_from(prof, i)
     for p in range(plan.shape[0]):
         amount = sign * plan[p]
