@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from queuesim.common.jit import jit
 from queuesim.core.profile import Profile, _lows_upto, _take
 
 
@@ -69,7 +69,7 @@ def make_index(cpus: np.ndarray) -> BackfillIndex:
     )
 
 
-@numba.njit(cache=True)
+@jit
 def index_set(index: BackfillIndex, job: int, estimate: float) -> None:
     """``job`` waits with ``estimate`` (``inf``: it no longer waits)."""
     tree = index.tree
@@ -81,13 +81,13 @@ def index_set(index: BackfillIndex, job: int, estimate: float) -> None:
         node //= 2
 
 
-@numba.njit(cache=True)
+@jit
 def _ends_by(estimate: float, now: float, until: float) -> bool:
     """A waiting job (``inf``: none) of ``estimate`` started now ends by ``until``."""
     return bool(estimate < np.inf and now + estimate <= until)
 
 
-@numba.njit(cache=True)
+@jit
 def _first_fitting(index: BackfillIndex, a: int, b: int, now: float, until: float) -> int:
     """The first leaf in ``[a, b)`` whose job ends by ``until`` (``now + estimate <=
     until``, added as the profile adds them), or -1."""
@@ -117,7 +117,7 @@ def _first_fitting(index: BackfillIndex, a: int, b: int, now: float, until: floa
     return -1
 
 
-@numba.njit(cache=True)
+@jit
 def start_fitting(
     index: BackfillIndex,
     prof: Profile,

@@ -32,6 +32,7 @@ import numba
 import numpy as np
 
 from queuesim.common.errors import PolicyViolation
+from queuesim.common.jit import jit
 from queuesim.core.backfill_index import BackfillIndex, index_set, make_index, start_fitting
 from queuesim.core.cluster import ClusterState, NodeState, Placement, Request, _place, _release
 from queuesim.core.fairshare import (
@@ -225,19 +226,19 @@ def _report_progress(done: int, total: int) -> None:
 # --- small kernels -----------------------------------------------------------------------
 
 
-@numba.njit(cache=True)
+@jit
 def _heap_less(times: np.ndarray, seqs: np.ndarray, a: int, b: int) -> bool:
     return bool(times[a] < times[b] or (times[a] == times[b] and seqs[a] < seqs[b]))
 
 
-@numba.njit(cache=True)
+@jit
 def _heap_swap(times: np.ndarray, seqs: np.ndarray, jobs: np.ndarray, a: int, b: int) -> None:
     times[a], times[b] = times[b], times[a]
     seqs[a], seqs[b] = seqs[b], seqs[a]
     jobs[a], jobs[b] = jobs[b], jobs[a]
 
 
-@numba.njit(cache=True)
+@jit
 def _heap_push(
     times: np.ndarray, seqs: np.ndarray, jobs: np.ndarray, size: int, t: float, seq: int, job: int
 ) -> int:
@@ -254,7 +255,7 @@ def _heap_push(
     return size + 1
 
 
-@numba.njit(cache=True)
+@jit
 def _heap_pop(times: np.ndarray, seqs: np.ndarray, jobs: np.ndarray, size: int) -> int:
     """Remove the first finish (read it at index 0 before); returns the new size."""
     size -= 1
@@ -274,7 +275,7 @@ def _heap_pop(times: np.ndarray, seqs: np.ndarray, jobs: np.ndarray, size: int) 
     return size
 
 
-@numba.njit(cache=True)
+@jit
 def _grown(a: np.ndarray, need: int) -> np.ndarray:
     """``a`` with room for at least ``need`` entries (doubled when short)."""
     if a.shape[0] >= need:
@@ -285,7 +286,7 @@ def _grown(a: np.ndarray, need: int) -> np.ndarray:
     return b
 
 
-@numba.njit(cache=True)
+@jit
 def _add_head(heads: Heads, job: int, when: float) -> Heads:
     """``heads`` with (``job``, ``when``) recorded (a larger copy when full)."""
     n = heads.size[0]
@@ -295,7 +296,7 @@ def _add_head(heads: Heads, job: int, when: float) -> Heads:
     return Heads(jobs, times, heads.size)
 
 
-@numba.njit(cache=True)
+@jit
 def _run_insert(run_ids: np.ndarray, nrun: int, est_end: np.ndarray, job: int) -> None:
     """Put ``job`` among the ``nrun`` running jobs ``run_ids``, kept in order of their
     expected ends (``est_end``), after those that end at the same time: the profile
@@ -313,7 +314,7 @@ def _run_insert(run_ids: np.ndarray, nrun: int, est_end: np.ndarray, job: int) -
     run_ids[lo] = job
 
 
-@numba.njit(cache=True)
+@jit
 def _run_remove(run_ids: np.ndarray, nrun: int, est_end: np.ndarray, job: int) -> None:
     """Take ``job`` out of the ``nrun`` running jobs ``run_ids`` (in order of their
     expected ends, :func:`_run_insert`), keeping the others in order."""
@@ -331,7 +332,7 @@ def _run_remove(run_ids: np.ndarray, nrun: int, est_end: np.ndarray, job: int) -
         run_ids[r] = run_ids[r + 1]
 
 
-@numba.njit(cache=True)
+@jit
 def _slurm_due(slurm: SlurmRules, phase: int, now: float, event: bool, left: int) -> bool:
     """Whether Slurm's main scheduler (``phase`` 0: at a submit or end - ``event`` - and
     every ``sched_interval`` seconds) or its backfill (1: every ``bf_interval`` seconds,
@@ -341,7 +342,7 @@ def _slurm_due(slurm: SlurmRules, phase: int, now: float, event: bool, left: int
     return slurm.backfill and now % slurm.bf_interval == 0 and left != 0
 
 
-@numba.njit(cache=True)
+@jit
 def _slurm_wake(slurm: SlurmRules, now: float) -> float:
     """The next backfill cycle or periodic main pass after ``now`` (``inf``: none)."""
     when = np.inf
@@ -355,7 +356,7 @@ def _slurm_wake(slurm: SlurmRules, now: float) -> float:
 # --- the run -----------------------------------------------------------------------------
 
 
-@numba.njit(cache=True)
+@jit
 def run_batch(*args):  # type: ignore[no-untyped-def]
     """:func:`replay_events` under any order but the PBS order, one pass per event, without
     promises (the code of promises, of the PBS order and of Slurm's timer left out: numba
@@ -364,28 +365,28 @@ def run_batch(*args):  # type: ignore[no-untyped-def]
     return replay_events(*args, None, None, None)  # type: ignore[call-arg]
 
 
-@numba.njit(cache=True)
+@jit
 def run_batch_promises(*args):  # type: ignore[no-untyped-def]
     """:func:`replay_events` under any order but the PBS order, one pass per event, with
     promises (conservative backfilling: its :class:`PromiseBook` last)."""
     return replay_events(*args, None, None)  # type: ignore[call-arg]
 
 
-@numba.njit(cache=True)
+@jit
 def run_batch_pbs(*args):  # type: ignore[no-untyped-def]
     """:func:`replay_events` under the PBS order (the :class:`PromiseBook` or None, then its
     :class:`~.pbs_order.PbsKeys`, last)."""
     return replay_events(*args, None)  # type: ignore[call-arg]
 
 
-@numba.njit(cache=True)
+@jit
 def run_batch_slurm(*args):  # type: ignore[no-untyped-def]
     """:func:`replay_events` with Slurm's main and backfill schedulers on their timer
     (``None`` for the promises and the PBS keys, then the :class:`SlurmRules`, last)."""
     return replay_events(*args)
 
 
-@numba.njit(cache=True)
+@jit
 def replay_events(  # type: ignore[no-untyped-def]
     run: RunJobs,
     jobs: JobArrays,
@@ -774,7 +775,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                     promises,
                     plan,
                     big if fast else min_cpus,
-                    kept,
+                    bool(kept),
                 )
                 scanned += seen
                 if fast and seen < m:

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
-import numba
 import numpy as np
 
 from queuesim.common.errors import PolicyViolation
+from queuesim.common.jit import jit
 from queuesim.core.profile import fitting_cpus
 from queuesim.site.enums import MemoryModel
 from queuesim.site.model import Site
@@ -313,7 +313,7 @@ _PLACEMENT = _NODES + len(Placement._fields)
 _GPN = _PLACEMENT + 1  #: where _release_entry finds the GPUs per node
 
 
-@numba.njit(cache=True)
+@jit
 def _place_entry(*fields):  # type: ignore[no-untyped-def]
     """:func:`_place` called with its structures flattened: node state, output buffers,
     request."""
@@ -324,7 +324,7 @@ def _place_entry(*fields):  # type: ignore[no-untyped-def]
     )
 
 
-@numba.njit(cache=True)
+@jit
 def _release_entry(*fields):  # type: ignore[no-untyped-def]
     """:func:`_release` called with its structures flattened."""
     return _release(
@@ -335,7 +335,7 @@ def _release_entry(*fields):  # type: ignore[no-untyped-def]
     )
 
 
-@numba.njit(cache=True)
+@jit
 def _place(state: NodeState, request: Request, out: Placement) -> int:
     """Place ``request``: as its plan says when planned, else first fit over the pools its
     mask allows; within a pool, first fit over its nodes. Changes nothing and returns a
@@ -408,7 +408,7 @@ def _place(state: NodeState, request: Request, out: Placement) -> int:
     return used * (n_pools + 1) + used_pools
 
 
-@numba.njit(cache=True)
+@jit
 def _release(state: NodeState, held: Placement, mem: int, gpn: int) -> int:
     """Give back the resources ``held`` (of ``mem`` bytes per CPU, ``gpn`` GPUs per node);
     returns its CPU count."""

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 import pandas as pd
 
+from queuesim.common.jit import jit
 from queuesim.core.cluster import Allocation
 from queuesim.site.enums import Account, Charge, MemoryModel
 from queuesim.site.model import Fairshare, Site
@@ -72,7 +72,7 @@ def empty_log(accounts: int) -> UsageLog:
     return UsageLog(np.zeros(16), np.zeros((16, accounts)), np.zeros(1, dtype=np.int64))
 
 
-@numba.njit(cache=True)
+@jit
 def advance(ledger: LedgerState, now: float, log: UsageLog, current: np.ndarray) -> UsageLog:
     """Decay the ledger to ``now``, taking the usage-log snapshots that fall on the way
     (into ``log``, or a larger copy of it, which is returned); ``current``: scratch of one
@@ -100,7 +100,7 @@ def advance(ledger: LedgerState, now: float, log: UsageLog, current: np.ndarray)
     return log
 
 
-@numba.njit(cache=True)
+@jit
 def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
     """numpy's sum of a block of at most 128: in order below 8, else 8 running sums."""
     if n < 8:
@@ -123,7 +123,7 @@ def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
     return float(res)
 
 
-@numba.njit(cache=True)
+@jit
 def _pairwise(a: np.ndarray, lo: int, n: int) -> float:
     """numpy's pairwise sum of ``a[lo:lo + n]``: blocks of up to 128, halves (multiples
     of 8) above, added as numpy's recursion adds them (kept on a stack here: numba's
@@ -155,14 +155,14 @@ def _pairwise(a: np.ndarray, lo: int, n: int) -> float:
     return float(values[0])
 
 
-@numba.njit(cache=True)
+@jit
 def numpy_sum(a: np.ndarray) -> float:
     """``float(a.sum())`` of a 1-d float array to the last bit (numpy's pairwise sum), so
     that a charge is the same in compiled code as in numpy."""
     return _pairwise(a, 0, a.shape[0])
 
 
-@numba.njit(cache=True)
+@jit
 def charge_rate(
     ledger: LedgerState, cpus: int, nodes: np.ndarray, counts: np.ndarray, mem: int, gpn: int
 ) -> float:
@@ -183,7 +183,7 @@ def charge_rate(
     return numpy_sum(eq)
 
 
-@numba.njit(cache=True)
+@jit
 def decay_to(ledger: LedgerState, now: float) -> None:
     """Decay every account's usage from the ledger's time to ``now``."""
     before = ledger.clock[0]
@@ -203,7 +203,7 @@ def decay_to(ledger: LedgerState, now: float) -> None:
     ledger.clock[0] = now
 
 
-@numba.njit(cache=True)
+@jit
 def current_usage(ledger: LedgerState, now: float, out: np.ndarray) -> None:
     """Every account's effective usage at ``now`` (decayed to it already) into ``out``."""
     for a in range(ledger.usage.shape[0]):
@@ -211,7 +211,7 @@ def current_usage(ledger: LedgerState, now: float, out: np.ndarray) -> None:
         out[a] = (ledger.usage[a] + running) / ledger.share[a]
 
 
-@numba.njit(cache=True)
+@jit
 def charge_start(ledger: LedgerState, job: int, rate: float, now: float) -> None:
     """``job`` starts at ``now`` (decayed to it already), paying ``rate`` per second."""
     a = ledger.job_account[job]
@@ -221,7 +221,7 @@ def charge_start(ledger: LedgerState, job: int, rate: float, now: float) -> None
     ledger.running_since[a] += rate * now
 
 
-@numba.njit(cache=True)
+@jit
 def charge_end(ledger: LedgerState, job: int, now: float) -> None:
     """``job`` ends at ``now`` (decayed to it already): its whole charge enters usage."""
     a = ledger.job_account[job]

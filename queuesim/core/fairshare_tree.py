@@ -18,9 +18,9 @@ deeper (then to the job's other keys), so the order is a total order and determi
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from queuesim.common.jit import jit
 from queuesim.site.model import Fairshare
 
 __all__ = ["FairshareTree", "tree_ranks"]
@@ -88,7 +88,7 @@ class FairshareTree:
         return rank
 
 
-@numba.njit(cache=True)
+@jit
 def tree_ranks(
     path: np.ndarray,
     n_groups: int,

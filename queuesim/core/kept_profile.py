@@ -27,9 +27,9 @@ rebuilding its profile (the promises are still marked booked one by one).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from queuesim.common.jit import jit
 from queuesim.core.profile import (
     Profile,
     ProfileState,
@@ -40,7 +40,7 @@ from queuesim.core.profile import (
 )
 
 
-@numba.njit(cache=True)
+@jit
 def _drop_past(prof: Profile, now: float) -> None:
     """Make ``now`` the profile's first step (``now`` not before the first step), and
     merge every step into the one before it when nothing changes between them (jobs
@@ -62,7 +62,7 @@ def _drop_past(prof: Profile, now: float) -> None:
     prof.low_upto[0] = 0
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _held(state: ProfileState, job: int, plan: np.ndarray) -> None:
     """The CPUs ``job`` holds in every pool, into ``plan``."""
     plan[:] = 0
@@ -71,7 +71,7 @@ def _held(state: ProfileState, job: int, plan: np.ndarray) -> None:
         plan[state.alloc_pool[e]] += state.alloc_cpus[e]
 
 
-@numba.njit(cache=True)
+@jit
 def _fits(prof: Profile) -> bool:
     """Whether no step of any pool has less than nothing free."""
     for s in range(prof.size[0]):
@@ -84,7 +84,7 @@ def _fits(prof: Profile) -> bool:
     return True
 
 
-@numba.njit(cache=True)
+@jit
 def left_out(
     last_order: np.ndarray,
     order: np.ndarray,
@@ -119,7 +119,7 @@ def left_out(
     return gone[:n], Promises(starts, plans)
 
 
-@numba.njit(cache=True)
+@jit
 def bring_up_to_date(
     prof: Profile,
     state: ProfileState,

@@ -28,10 +28,10 @@ ordering and the compiled run of :mod:`.batch_run`).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pandas as pd
 
+from queuesim.common.jit import jit
 from queuesim.site.model import Site
 
 #: the indices of the dynamic weights in the array :func:`multifactor_order` reads
@@ -68,7 +68,7 @@ def dynamic_weights(site: Site) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True)
+@jit
 def multifactor_keys(
     now: float,
     waiting: np.ndarray,
@@ -99,7 +99,7 @@ def multifactor_keys(
     return keys
 
 
-@numba.njit(cache=True)
+@jit
 def multifactor_order(
     now: float,
     waiting: np.ndarray,

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 import pandas as pd
 
+from queuesim.common.jit import jit
 from queuesim.core.cluster import Allocation
 from queuesim.core.fairshare import FairshareLedger
 from queuesim.core.fairshare_tree import FairshareTree, tree_ranks
@@ -144,14 +144,14 @@ class PbsJobOrder:
         self.ledger.job_finished(job, now)
 
 
-@numba.njit(cache=True)
+@jit
 def _by_key(perm: np.ndarray, key: np.ndarray) -> np.ndarray:
     """``perm`` stably sorted by ``key`` (one value per place in the waiting list)."""
     by: np.ndarray = perm[np.argsort(key[perm], kind="mergesort")]
     return by
 
 
-@numba.njit(cache=True)
+@jit
 def pbs_order_of(
     keys: PbsKeys,
     now: float,
@@ -208,7 +208,7 @@ def pbs_order_of(
     return ordered
 
 
-@numba.njit(cache=True)
+@jit
 def starving_count(keys: PbsKeys, now: float, jobs: np.ndarray) -> int:
     """How many of ``jobs`` starve at ``now`` (have waited ``max_starve`` or longer)."""
     n = 0

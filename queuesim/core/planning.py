@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from queuesim.common.jit import jit
 from queuesim.core.profile import (
     NEVER,
     JobArrays,
@@ -59,7 +59,7 @@ from queuesim.core.profile import (
 HELD_BY = ("max_running_per_user", "max_cpus_per_user", "cpu_pool")
 
 
-@numba.njit(cache=True)
+@jit
 def _held_by(job: int, job_cpus: np.ndarray, job_queue: np.ndarray, limits: LimitState) -> int:
     """Which queue limit starting ``job`` (of ``job_cpus``, in ``job_queue``) now would
     exceed: 1 + its index in :data:`HELD_BY`, or 0 if none."""
@@ -84,7 +84,7 @@ def held_by_each(
     return held
 
 
-@numba.njit(cache=True)
+@jit
 def _held_by_each_entry(*fields):  # type: ignore[no-untyped-def]
     """:func:`held_by_each` in compiled code, its limits flattened."""
     candidates, job_cpus, job_queue = fields[0], fields[1], fields[2]
@@ -95,7 +95,7 @@ def _held_by_each_entry(*fields):  # type: ignore[no-untyped-def]
     return held
 
 
-@numba.njit(cache=True)
+@jit
 def record_held(
     held_times: np.ndarray, held_jobs: np.ndarray, jobs: np.ndarray, held: np.ndarray
 ) -> None:
@@ -108,7 +108,7 @@ def record_held(
             held_jobs[held[k] - 1, jobs[k]] = True
 
 
-@numba.njit(cache=True)
+@jit
 def set_aside_held(
     order: np.ndarray,
     jobs: JobArrays,
@@ -141,7 +141,7 @@ def set_aside_held(
     return kept[:n]
 
 
-@numba.njit(cache=True)
+@jit
 def first_per_user(order: np.ndarray, user: np.ndarray, most: int, seen: np.ndarray) -> np.ndarray:
     """``order`` (jobs in priority order) keeping each user's first ``most`` jobs only
     (Slurm's bf_max_job_user); ``user``: every job's user number, ``seen``: zeros, one
@@ -159,7 +159,7 @@ def first_per_user(order: np.ndarray, user: np.ndarray, most: int, seen: np.ndar
     return kept[:n]
 
 
-@numba.njit(cache=True)
+@jit
 def count_job(job: int, jobs: JobArrays, limits: LimitState, sign: int) -> None:
     """Count ``job`` as started (``sign`` 1) or ended (-1) against its user's and queue's
     limits."""
@@ -170,7 +170,7 @@ def count_job(job: int, jobs: JobArrays, limits: LimitState, sign: int) -> None:
     limits.queue_cpus[q] += sign * jobs.cpus[job]
 
 
-@numba.njit(cache=True)
+@jit
 def _block_suitable(
     prof: Profile,
     state: ProfileState,
@@ -225,7 +225,7 @@ class Planning(NamedTuple):
     plan: PassPlan
 
 
-@numba.njit(cache=True)
+@jit
 def _book_as_promised(pl: Planning, promises: Promises) -> int:
     """The common case of :func:`_book_promises`: every promise still fits where it was
     made (the profile lost only what ended since), so all are booked in one sweep
@@ -254,7 +254,7 @@ def _book_as_promised(pl: Planning, promises: Promises) -> int:
     return _mark_booked(waiting.shape[0], state.now, promises, pl.plan)
 
 
-@numba.njit(cache=True)
+@jit
 def _mark_booked(n: int, now: float, promises: Promises, plan: PassPlan) -> int:
     """Mark every promise of the first ``n`` waiting jobs as booked where it was made
     (from ``now`` if that has passed), the profile holding them already; returns how
@@ -271,7 +271,7 @@ def _mark_booked(n: int, now: float, promises: Promises, plan: PassPlan) -> int:
     return m
 
 
-@numba.njit(cache=True)
+@jit
 def _book_promises(pl: Planning, promises: Promises) -> int:
     """Book the promises that still fit, on the pools promised (any pools of the job's
     queue if a running job outlived its estimate and those pools no longer have room);
@@ -339,7 +339,7 @@ class Stretches(NamedTuple):
     changed: np.ndarray
 
 
-@numba.njit(cache=True)
+@jit
 def new_stretches(top: int, changes: int = 1) -> Stretches:
     """Room for CPU counts up to ``top`` and ``changes`` changes, nothing known yet."""
     return Stretches(
@@ -355,7 +355,7 @@ def new_stretches(top: int, changes: int = 1) -> Stretches:
     )
 
 
-@numba.njit(cache=True)
+@jit
 def _changed(known: Stretches, step: int) -> None:
     """Record a change of the profile that leaves every step before ``step`` as it was
     (the same index, the same free CPUs)."""
@@ -367,7 +367,7 @@ def _changed(known: Stretches, step: int) -> None:
     known.version[0] = v
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _refresh(cpus: np.ndarray, known: Stretches, need: int) -> None:
     """Bring what ``known`` holds for ``need`` CPUs to the profile as it is now: the
     stretches ending at or after the first step changed since are dropped, and the scan
@@ -395,7 +395,7 @@ def _refresh(cpus: np.ndarray, known: Stretches, need: int) -> None:
     known.upto[need] = low
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _scan_stretches(
     times: np.ndarray, cpus: np.ndarray, steps: int, known: Stretches, need: int, at: int
 ) -> None:
@@ -426,7 +426,7 @@ def _scan_stretches(
     known.upto[need] = i
 
 
-@numba.njit(cache=True)
+@jit
 def _fits_before(prof: Profile, known: Stretches, need: int, duration: float, at: int) -> bool:
     """Whether a window of ``duration`` with ``need`` CPUs free throughout (one pool) lies
     wholly among the steps before step ``at``, where step ``at - 1`` has fewer free (so
@@ -468,7 +468,7 @@ def _fits_before(prof: Profile, known: Stretches, need: int, duration: float, at
     return False
 
 
-@numba.njit(cache=True)
+@jit
 def _stays(
     prof: Profile, most: np.ndarray, known: Stretches, start: float, need: int, duration: float
 ) -> bool:
@@ -489,7 +489,7 @@ def _stays(
     return not _fits_before(prof, known, need, duration, at)
 
 
-@numba.njit(cache=True)
+@jit
 def _most_upto(prof: Profile, most: np.ndarray, valid: int, at: int) -> int:
     """Make ``most`` (the running maximum of the free CPUs of a one-pool profile, valid
     for its first ``valid`` steps) valid for its first ``at``; returns how many are."""
@@ -498,7 +498,7 @@ def _most_upto(prof: Profile, most: np.ndarray, valid: int, at: int) -> int:
     return max(valid, at)
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _slot_before(
     times: np.ndarray,
     cpus: np.ndarray,
@@ -570,7 +570,7 @@ class ShapeFits(NamedTuple):
     slot: np.ndarray
 
 
-@numba.njit(cache=True)
+@jit
 def new_shape_fits() -> ShapeFits:
     """Nothing learnt, for the profile's version 0."""
     version = np.full(_SHAPES + 1, -1, dtype=np.int64)
@@ -585,7 +585,7 @@ def new_shape_fits() -> ShapeFits:
     )
 
 
-@numba.njit(cache=True)
+@jit
 def _fits_earlier_as_is(
     prof: Profile, fits: ShapeFits, shape: np.ndarray, duration: float, mask: np.ndarray, at: int
 ) -> bool:
@@ -631,7 +631,7 @@ def _fits_earlier_as_is(
     return False
 
 
-@numba.njit(cache=True)
+@jit
 def _may_start_earlier(
     prof: Profile,
     fits: ShapeFits,
@@ -659,7 +659,7 @@ def _may_start_earlier(
     return _fits_earlier_as_is(prof, fits, shape, duration, mask, at)
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _step_of(times: np.ndarray, steps: int, t: float) -> int:
     """The first of the first ``steps`` steps (``times`` ascending) starting at or after
     ``t`` (``steps`` if none): ``np.searchsorted`` without the view of a slice."""
@@ -673,7 +673,7 @@ def _step_of(times: np.ndarray, steps: int, t: float) -> int:
     return lo
 
 
-@numba.njit(cache=True)
+@jit
 def _compress(pl: Planning) -> None:
     """Move each booked job, in priority order, to the earliest slot it fits in if that
     is earlier than its own (Mu'alem and Feitelson's compression): a job that cannot start
@@ -776,7 +776,7 @@ def _compress(pl: Planning) -> None:
                 _changed(known, low)
 
 
-@numba.njit(cache=True)
+@jit
 def _due_now(n: int, now: float, plan: PassPlan) -> int:
     """How many of the first ``n`` waiting jobs are booked for later than ``now`` (what
     :func:`_start_due_promises` returns when no booked job is due now, without its call
@@ -788,7 +788,7 @@ def _due_now(n: int, now: float, plan: PassPlan) -> int:
     return later
 
 
-@numba.njit(cache=True)
+@jit
 def _start_due_promises(pl: Planning, booked: int) -> int:
     """A booked job due now starts unless a limit holds it (then it loses its promise);
     returns how many booked jobs hold a reservation for later."""
@@ -814,7 +814,7 @@ def _start_due_promises(pl: Planning, booked: int) -> int:
     return reserved
 
 
-@numba.njit(cache=True)
+@jit
 def _limits_allow_from(pl: Planning, job: int) -> float:
     """The earliest time the queue limits let ``job`` start, as its user's and its queue's
     jobs running now (and those this pass starts) are expected to end; ``NEVER`` if their
@@ -850,7 +850,7 @@ def _limits_allow_from(pl: Planning, job: int) -> float:
     return NEVER
 
 
-@numba.njit(cache=True)
+@jit
 def _free_now(prof: Profile) -> int:
     """CPUs free now (the profile's first step) over all pools."""
     free = 0
@@ -859,7 +859,7 @@ def _free_now(prof: Profile) -> int:
     return free
 
 
-@numba.njit(cache=True)
+@jit
 def _stop_queue(prof: Profile, mask: np.ndarray, stopped: np.ndarray, queue: int) -> None:
     """Slurm's main scheduler after a job of ``queue`` could not start: no later job of
     the queue is tried, and no later job may use the pools of ``mask`` (the nodes the
@@ -877,7 +877,7 @@ def _stop_queue(prof: Profile, mask: np.ndarray, stopped: np.ndarray, queue: int
 
 # inlined into :func:`plan_into`, its one caller: a call would count every array of the
 # pass's ``Planning`` in and out at every pass
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) -> int:
     """Place the jobs without a booked promise, in priority order: start now, reserve the
     earliest slot (while fewer than ``rules.depth`` jobs hold one), or pass over.
@@ -998,7 +998,7 @@ _RULES = _RULES_FIRST + len(PassRules._fields)
 _PROMISES = _RULES + len(Promises._fields)
 
 
-@numba.njit(cache=True)
+@jit
 def _plan_pass_entry(*fields):  # type: ignore[no-untyped-def]
     """:func:`plan_pass` in compiled code, its structures flattened."""
     state = ProfileState(*fields[:_STATE])
@@ -1014,7 +1014,7 @@ def _plan_pass_entry(*fields):  # type: ignore[no-untyped-def]
     return plan.starts, plan.plans, plan.held
 
 
-@numba.njit(cache=True)
+@jit
 def new_pass_plan(n: int, pools: int) -> PassPlan:
     """What a pass decides for ``n`` waiting jobs, nothing decided yet."""
     return PassPlan(
@@ -1026,7 +1026,7 @@ def new_pass_plan(n: int, pools: int) -> PassPlan:
     )
 
 
-@numba.njit(cache=True)
+@jit
 def plan_into(
     prof: Profile,
     state: ProfileState,
@@ -1100,7 +1100,7 @@ def room_beside_plan(
     return result
 
 
-@numba.njit(cache=True)
+@jit
 def _room_beside_plan_entry(*fields):  # type: ignore[no-untyped-def]
     """:func:`room_beside_plan` in compiled code, its structures flattened."""
     state = ProfileState(*fields[:_STATE])

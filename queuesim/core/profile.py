@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
+
+from queuesim.common.jit import jit
 
 NEVER = np.inf
 
@@ -146,7 +147,7 @@ class Profile(NamedTuple):
     low_upto: np.ndarray
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _copy_step(prof: Profile, src: int, dst: int) -> None:
     """Copy step ``src`` to ``dst`` element by element (row slices cost a view each)."""
     prof.times[dst] = prof.times[src]
@@ -157,7 +158,7 @@ def _copy_step(prof: Profile, src: int, dst: int) -> None:
         prof.gpus[dst, p] = prof.gpus[src, p]
 
 
-@numba.njit(cache=True)
+@jit
 def new_profile(steps: int, pools: int, gpu_pools: int) -> Profile:
     """An empty profile with room for ``steps`` steps."""
     return Profile(
@@ -173,14 +174,14 @@ def new_profile(steps: int, pools: int, gpu_pools: int) -> Profile:
     )
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _changed_from(prof: Profile, s: int) -> None:
     """Step ``s`` and those after it changed: their running minima are no longer valid."""
     if prof.low_upto[0] > s:
         prof.low_upto[0] = s
 
 
-@numba.njit(cache=True)
+@jit
 def _lows_upto(prof: Profile, j: int) -> None:
     """Make the running minima valid for the first ``j`` steps (``j`` <= the steps)."""
     k = prof.low_upto[0]
@@ -204,7 +205,7 @@ def _lows_upto(prof: Profile, j: int) -> None:
     prof.low_upto[0] = j
 
 
-@numba.njit(cache=True)
+@jit
 def _build(state: ProfileState, extra: int) -> Profile:
     """The profile of the running jobs, with room for ``extra`` more steps. Every end must
     lie after ``now``."""
@@ -214,7 +215,7 @@ def _build(state: ProfileState, extra: int) -> Profile:
     return prof
 
 
-@numba.njit(cache=True)
+@jit
 def fill(prof: Profile, state: ProfileState) -> None:
     """Make ``prof`` (room for 2 steps more than there are running jobs) the profile of the
     running jobs. Every end must lie after ``now``. The running jobs are taken in order of
@@ -255,7 +256,7 @@ def fill(prof: Profile, state: ProfileState) -> None:
     prof.size[0] = steps
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def fitting_cpus(cpus: int, mem: int, per_cpu: int) -> int:
     """CPUs of a job needing ``per_cpu`` memory each that fit in ``cpus`` and ``mem``."""
     if per_cpu > 0:
@@ -263,7 +264,7 @@ def fitting_cpus(cpus: int, mem: int, per_cpu: int) -> int:
     return cpus
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _shaped(room: int, ppn: int) -> int:
     """What a pool (a node) offers a job that takes ``ppn`` CPUs on each node it uses
     (``ppn`` 0: any number): ``ppn`` or nothing."""
@@ -272,7 +273,7 @@ def _shaped(room: int, ppn: int) -> int:
     return room
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _pool_room(prof: Profile, s: int, p: int, per_cpu: int, gpn: int) -> int:
     """CPUs of a job (``per_cpu`` memory each, ``gpn`` GPUs on each node) free in pool
     ``p`` at step ``s``: none when the pool lacks the GPUs."""
@@ -281,7 +282,7 @@ def _pool_room(prof: Profile, s: int, p: int, per_cpu: int, gpn: int) -> int:
     return fitting_cpus(prof.cpus[s, p], prof.mem[s, p], per_cpu)
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _window_end(prof: Profile, i: int, duration: float) -> int:
     """First step at or after the end of a window starting at step ``i``."""
     end = prof.times[i] + duration
@@ -291,7 +292,7 @@ def _window_end(prof: Profile, i: int, duration: float) -> int:
     return j
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _window_room(
     prof: Profile,
     i: int,
@@ -317,7 +318,7 @@ def _window_room(
     return total
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _fits_plan(prof: Profile, i: int, j: int, per_cpu: int, gpn: int, plan: np.ndarray) -> bool:
     """Whether every pool keeps ``plan[p]`` CPUs of the job free over steps ``i``..``j-1``."""
     for p in range(plan.shape[0]):
@@ -328,7 +329,7 @@ def _fits_plan(prof: Profile, i: int, j: int, per_cpu: int, gpn: int, plan: np.n
     return True
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _step_room(prof: Profile, s: int, per_cpu: int, ppn: int, gpn: int, mask: np.ndarray) -> int:
     """The CPUs of the job free at step ``s`` over the pools of ``mask``."""
     total = 0
@@ -338,7 +339,7 @@ def _step_room(prof: Profile, s: int, per_cpu: int, ppn: int, gpn: int, mask: np
     return total
 
 
-@numba.njit(cache=True)
+@jit
 def _earliest(
     prof: Profile,
     need: int,
@@ -385,7 +386,7 @@ def _earliest(
     return -1
 
 
-@numba.njit(cache=True)
+@jit
 def _earliest_on_pools(
     prof: Profile,
     need: int,
@@ -407,7 +408,7 @@ def _earliest_on_pools(
     return _earliest_sliding(prof, need, per_cpu, ppn, gpn, mask, duration, room, first, until)
 
 
-@numba.njit(cache=True)
+@jit
 def _earliest_in_one_pool(
     prof: Profile,
     need: int,
@@ -462,7 +463,7 @@ def _earliest_in_one_pool(
     return -1
 
 
-@numba.njit(cache=True)
+@jit
 def _earliest_sliding(
     prof: Profile,
     need: int,
@@ -542,7 +543,7 @@ def _earliest_sliding(
     return -1
 
 
-@numba.njit(cache=True)
+@jit
 def _fits_now(
     prof: Profile,
     need: int,
@@ -579,7 +580,7 @@ def _fits_now(
     return 0
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _rows_down(flat: np.ndarray, first: int, rows: int, width: int) -> None:
     """Move rows ``first`` to ``rows - 1`` of a row-major array of ``width`` columns
     (``flat``: its elements in order) one row down."""
@@ -587,7 +588,7 @@ def _rows_down(flat: np.ndarray, first: int, rows: int, width: int) -> None:
         flat[e + width] = flat[e]
 
 
-@numba.njit(cache=True)
+@jit
 def _split(prof: Profile, t: float) -> int:
     """Make ``t`` the start of a step (copying the step that contains it); returns the
     step's index. ``t`` must not lie before the first step."""
@@ -610,7 +611,7 @@ def _split(prof: Profile, t: float) -> int:
     return k
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _take(
     prof: Profile,
     start: float,
@@ -625,7 +626,7 @@ def _take(
     _take_span(prof, start, start + duration, per_cpu, gpn, plan, sign)
 
 
-@numba.njit(cache=True)
+@jit
 def _take_span(
     prof: Profile,
     start: float,
@@ -657,7 +658,7 @@ def _take_span(
 _RECLAIM_REACH = 64
 
 
-@numba.njit(cache=True, inline="always")
+@jit(inline="always")
 def _same_step(cpus: np.ndarray, mem: np.ndarray, gpus: np.ndarray, a: int, b: int) -> bool:
     """Whether steps ``a`` and ``b`` of a profile's ``cpus``, ``mem`` and ``gpus`` have
     the same free resources in every pool (the arrays, not the profile, are passed: a
@@ -671,7 +672,7 @@ def _same_step(cpus: np.ndarray, mem: np.ndarray, gpus: np.ndarray, a: int, b: i
     return same
 
 
-@numba.njit(cache=True)
+@jit
 def _split_reclaiming(prof: Profile, t: float, after: int) -> int:
     """:func:`_split` (``t`` not before step ``after``), with the room for the new step
     taken, when it can be, from a step that starts where nothing changes (the same free
@@ -710,7 +711,7 @@ def _split_reclaiming(prof: Profile, t: float, after: int) -> int:
     return _split(prof, t)
 
 
-@numba.njit(cache=True)
+@jit
 def _take_all(
     prof: Profile,
     starts: np.ndarray,
@@ -791,7 +792,7 @@ def _take_all(
     return True
 
 
-@numba.njit(cache=True)
+@jit
 def _first_fit(room: np.ndarray, need: int, plan: np.ndarray) -> None:
     """Spread ``need`` CPUs over the pools in order, as much as each has room for."""
     for p in range(room.shape[0]):

@@ -13,11 +13,12 @@ then by priority of :func:`sorted_by_usage`, to the job: ``W + buckets`` a pass.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from queuesim.common.jit import jit
 
-@numba.njit(cache=True)
+
+@jit
 def priority_ranks(priority: np.ndarray) -> tuple[np.ndarray, int]:
     """Every job's rank among the distinct values of ``priority``, the highest first (0),
     and how many distinct values there are."""
@@ -29,7 +30,7 @@ def priority_ranks(priority: np.ndarray) -> tuple[np.ndarray, int]:
     return ranks, levels
 
 
-@numba.njit(cache=True)
+@jit
 def sorted_by_usage(
     waiting: np.ndarray, usage: np.ndarray, priority: np.ndarray, by_priority: bool
 ) -> np.ndarray:
@@ -45,7 +46,7 @@ def sorted_by_usage(
     return by_usage[np.argsort(keys, kind="mergesort")]
 
 
-@numba.njit(cache=True)
+@jit
 def bucket_order(
     waiting: np.ndarray,
     account_usage: np.ndarray,

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+
+from queuesim.common.jit import jit
 
 #: line status codes of :func:`scan_lines`
 RECORD, SKIP, BAD_FIELDS, BAD_DATE, BAD_TYPE = 0, 1, 2, 3, 4
@@ -46,7 +47,7 @@ def scan_lines(buf: npt.NDArray[np.uint8]) -> Lines:
     return Lines(*_scan_lines(buf, _DATE))
 
 
-@numba.njit(cache=True)
+@jit
 def _find(buf: np.ndarray, byte: int, start: int, end: int) -> int:
     for p in range(start, end):
         if buf[p] == byte:
@@ -54,7 +55,7 @@ def _find(buf: np.ndarray, byte: int, start: int, end: int) -> int:
     return -1
 
 
-@numba.njit(cache=True)
+@jit
 def _scan_lines(buf, date):  # type: ignore[no-untyped-def]
     n = 0
     for p in range(buf.shape[0]):
@@ -115,12 +116,12 @@ def _scan_lines(buf, date):  # type: ignore[no-untyped-def]
     return status, rtype, id_start, id_end, key_end, message_start, ends
 
 
-@numba.njit(cache=True)
+@jit
 def _two_digits(buf, p):  # type: ignore[no-untyped-def]
     return (np.int64(buf[p]) - 48) * 10 + (np.int64(buf[p + 1]) - 48)
 
 
-@numba.njit(cache=True)
+@jit
 def _date_in_range(buf, s):  # type: ignore[no-untyped-def]
     """Whether the digits of ``MM/DD/YYYY HH:MM:SS`` at ``s`` are a month 01-12, a day
     01-31, an hour 00-23, a minute 00-59 and a second 00-60 (a leap second)."""
@@ -152,7 +153,7 @@ def scan_values(
     return result
 
 
-@numba.njit(cache=True)
+@jit
 def _scan_values(buf, starts, ends, key_bytes, key_offsets):  # type: ignore[no-untyped-def]
     m = starts.shape[0]
     n_keys = key_offsets.shape[0] - 1
@@ -223,7 +224,7 @@ def strings(
     )
 
 
-@numba.njit(cache=True)
+@jit
 def _gather(data, starts, lengths, offsets):  # type: ignore[no-untyped-def]
     out = np.empty(offsets[-1], dtype=np.uint8)
     for i in range(starts.shape[0]):
@@ -243,7 +244,7 @@ def numbers(
     return result
 
 
-@numba.njit(cache=True)
+@jit
 def _numbers(data, starts, ends):  # type: ignore[no-untyped-def]
     out = np.full(starts.shape[0], np.nan)
     wrong = np.zeros(starts.shape[0], dtype=np.bool_)
