@@ -343,3 +343,36 @@ def test_a_numba_without_the_internals_patched_loads_and_compiles_as_numba_does(
     with kernels.object_mode_lean():  # a plain block, nothing patched
         assert numba.njit(lambda a: a * 2)(3) == 6
     assert kernels._OBJECT_MODE_WRAPPED == [False]
+
+
+def test_only_a_policy_that_uses_the_kernels_has_them_loaded_or_compiled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A time-shared DFRS policy calls no compiled kernel, so its run asks for none and
+    warms none up (an empty cache used to cost it a minute of compiling the planning pass
+    it never calls); a pass-by-pass batch policy (DPSA) still asks for the placement and
+    planning kernels (run interpreted here, so that the test compiles nothing)."""
+    from queuesim.core import engine
+    from queuesim.core.cluster import KERNELS as PLACEMENT
+    from queuesim.core.planning import KERNELS as PLANNING
+    from queuesim.studies.simulate import simulate
+    from queuesim.traces.dfrs_annotation import write_synthetic_trace
+
+    asked: list[tuple[object, ...]] = []
+
+    def choose_recording(mode: Any, run: Run, needed: Any) -> Any:
+        asked.append(tuple(needed))
+        return "compiled" if not needed else "interpreted"
+
+    warmed: list[str] = []
+    monkeypatch.setattr(engine.kernel_modes, "choose", choose_recording)
+    monkeypatch.setattr(engine, "warm_up_placement", lambda: warmed.append("placement"))
+    monkeypatch.setattr(engine, "warm_up_profile", lambda: warmed.append("planning"))
+    trace = tmp_path / "annotated.swf"
+    write_synthetic_trace(trace, 8, 20, seed=3, load=0.5)
+    site = site_file("dfrs-lublin-128")
+    result = simulate(site, trace, policy="Greedy*/OPT=MIN", kernels="compiled")
+    assert len(result.jobs) == 20 and result.kernels == "compiled"
+    assert asked == [()] and warmed == []
+    simulate(site, trace, policy="dpsa")
+    assert asked[1] == PLANNING + PLACEMENT

@@ -252,6 +252,8 @@ class Dfrs:
     name: str = field(init=False)
     #: the engine gives this policy a pass at every completion, even when no job waits
     every_event: bool = field(init=False, default=True)
+    #: its passes place jobs on shared nodes, in Python: no compiled kernel is needed
+    uses_kernels: bool = field(init=False, default=False)
     spec: Algorithm = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

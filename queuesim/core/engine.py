@@ -110,26 +110,26 @@ class Simulation:
 
     def run(self) -> Result:
         one_call = self.batch_rules is not None
-        needed = (
-            kernels_for(self.ordering, self.batch_rules)
-            if one_call
-            else PLANNING_KERNELS + PLACEMENT_KERNELS
-        )
+        needed: tuple[object, ...] = ()
+        if one_call:
+            needed = kernels_for(self.ordering, self.batch_rules)
+        elif getattr(self.policy, "uses_kernels", True):
+            needed = PLANNING_KERNELS + PLACEMENT_KERNELS
         run = kernel_modes.Run(self.state.n, self.state.cluster.pools, one_call)
         mode = kernel_modes.choose(self.kernels, run, needed)
         if mode == "interpreted":
             with kernel_modes.interpreted():
-                return self._run(mode, False)
+                return self._run(mode, False, needed)
         compiling = not kernel_modes.ready(needed)
         if compiling and self.on_compile is not None:
             self.on_compile()
-        return self._run(mode, compiling)
+        return self._run(mode, compiling, needed)
 
-    def _run(self, mode: KernelMode, compiling: bool) -> Result:
-        """The run with its kernels ``mode`` (compiled ones are warmed up first; compiled
-        in this process when ``compiling``)."""
+    def _run(self, mode: KernelMode, compiling: bool, needed: tuple[object, ...]) -> Result:
+        """The run with its kernels ``mode`` (the ``needed`` compiled ones are warmed up
+        first; compiled in this process when ``compiling``)."""
         compile_seconds = 0.0
-        if mode == "compiled":
+        if mode == "compiled" and needed:
             started_at = time.perf_counter()
             with kernel_modes.loading():
                 if self.batch_rules is not None:
