@@ -20,13 +20,15 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from rich.console import Console
 
 from queuesim.common.errors import QueuesimError
 from queuesim.studies.real_traces import resolve_traces
+
+if TYPE_CHECKING:  # a benchmark's child imports no terminal code
+    from rich.console import Console
 
 DEFAULT_TRACES = ("HPC2N-2002", "SDSC-BLUE-2000")
 

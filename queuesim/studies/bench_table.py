@@ -34,17 +34,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from queuesim.common import program
 from queuesim.common.atomic import atomic_write_text
 from queuesim.common.errors import QueuesimError
 from queuesim.common.version import __version__
-from queuesim.reports.document import Table
-from queuesim.reports.render_text import print_table
 from queuesim.studies.bench import run_child, same_starts, start_digest
+
+if TYPE_CHECKING:  # the child that times a row imports no terminal code
+    from rich.console import Console
 
 HPC2N = "HPC2N-2002-2.2-cln.swf.gz"
 SDSC_SP2 = "SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -324,6 +323,9 @@ def run_bench_table(
         cells.append(f"{figures['peak_mb']:,.0f}" if "peak_mb" in figures else "")
         cells += [_target(run), _verdict(figures, run), ", ".join(figures.get("starts", []))]
         lines.append(cells)
+    from queuesim.reports.document import Table
+    from queuesim.reports.render_text import print_table
+
     right = [column not in ("run", "target", "", "starts") for column in columns]
     title = f"queuesim bench ({platform.node()}, {os.cpu_count()} CPUs)"
     print_table(console, title, Table(columns, lines, right))
