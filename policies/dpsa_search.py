@@ -48,8 +48,9 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
-import numba
 import numpy as np
+
+from queuesim.common.jit import jit
 
 #: nodes explored between two looks at the clock when the search is bounded in time
 CHUNK_NODES = 4096
@@ -59,14 +60,14 @@ _DEPTH, _NEXT, _USED, _USED_LONG, _BEST, _BEST_LEN, _DONE = range(7)
 _STATE_SIZE = 7
 
 
-@numba.njit(cache=True)
+@jit
 def _gcd(a: int, b: int) -> int:
     while b:
         a, b = b, a % b
     return a
 
 
-@numba.njit(cache=True)
+@jit
 def _prepare(
     cpus: np.ndarray, long: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -93,7 +94,7 @@ def _prepare(
     return suf_short, suf_long, suf_gcd, prev_same
 
 
-@numba.njit(cache=True)
+@jit
 def _reach(
     i: int,
     used: int,
@@ -116,7 +117,7 @@ def _reach(
     return used + room
 
 
-@numba.njit(cache=True)
+@jit
 def _search(
     cpus: np.ndarray,
     long: np.ndarray,

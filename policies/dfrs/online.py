@@ -252,7 +252,8 @@ class Dfrs:
     name: str = field(init=False)
     #: the engine gives this policy a pass at every completion, even when no job waits
     every_event: bool = field(init=False, default=True)
-    #: its passes place jobs on shared nodes, in Python: no compiled kernel is needed
+    #: its passes place jobs on shared nodes: the engine's placement and planning kernels
+    #: are never called (MCB8's packing kernel compiles, or loads, when first called)
     uses_kernels: bool = field(init=False, default=False)
     spec: Algorithm = field(init=False, repr=False)
 

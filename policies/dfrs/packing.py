@@ -31,9 +31,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from queuesim.common.jit import jit
 from queuesim.policies.dfrs.instance import Allocation, FloatArray, Instance, IntArray
 from queuesim.policies.dfrs.yields import YieldStep, step_yields
 
@@ -95,7 +95,7 @@ def _sorted_lists(cpu: FloatArray, mem: FloatArray, variant: int) -> tuple[IntAr
     return order[cpu_heavy], order[~cpu_heavy]
 
 
-@numba.njit(cache=True)
+@jit
 def _pack(
     cpu: np.ndarray,
     mem: np.ndarray,

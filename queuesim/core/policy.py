@@ -20,8 +20,9 @@ class Policy(Protocol):
     * ``uses_kernels`` (default true): a pass-by-pass policy's passes call the compiled
       placement and planning kernels (:mod:`.cluster`, :mod:`.planning`), so the engine
       loads them, or compiles them when they are not in numba's cache, before the run;
-      false for a policy that calls neither (the time-shared DFRS family), which is then
-      spared that compile (over a minute of CPU)."""
+      false for a policy that calls neither (the time-shared DFRS family, whose own packing
+      kernel numba compiles or loads when it is first called), which is then spared that
+      compile (over a minute of CPU)."""
 
     name: str
 
