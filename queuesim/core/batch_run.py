@@ -775,6 +775,8 @@ def replay_events(  # type: ignore[no-untyped-def]
                     promises,
                     plan,
                     big if fast else min_cpus,
+                    # bool(): numba typed ``kept`` int64 in one version of this loop, and
+                    # so compiled plan_into twice
                     bool(kept),
                 )
                 scanned += seen

@@ -474,7 +474,7 @@ def _earliest_sliding(
     duration: float,
     room: np.ndarray,
     first: int,
-    until: int = 2**62,
+    until: int,
 ) -> int:
     """:func:`_earliest` from step ``first`` on several pools (not ``now_only``), in one
     pass over the steps; only windows starting before step ``until`` are tried (-1 if
