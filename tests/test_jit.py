@@ -4,7 +4,11 @@ what numba's own decorator computes."""
 
 from __future__ import annotations
 
+import sys
+
 import numba
+import numpy as np
+import pytest
 from numba.core import types
 
 from queuesim.common.jit import jit
@@ -69,3 +73,51 @@ def test_jit_inline_always_still_inlines_and_computes_the_same() -> None:
 
     assert caller(7) == 5
     assert inlined.signatures == []
+
+
+@jit
+def _ones_sum(n: int) -> float:
+    return float(np.ones(n).sum())  # allocates: compiled with reference counts
+
+
+@jit(borrowing=True)
+def _scaled_sum(values: np.ndarray, by: float) -> float:
+    total = 0.0
+    for v in values:
+        total += v * by
+    return total + _ones_sum(values.shape[0])  # an allocating callee, first typed here
+
+
+def test_a_borrowing_kernel_counts_no_references_and_its_allocating_callee_frees_its_own() -> None:
+    """A borrowing kernel computes what it says and leaves its arguments' reference
+    counts as they were; the kernel it calls, which allocates, is compiled with counts
+    although first compiled from it (numba would otherwise compile it without, and
+    refuse: it returns nothing it was given) and frees what it allocates."""
+    from numba.core.runtime import _nrt_python as nrt
+
+    values = np.arange(5.0)
+    refs = sys.getrefcount(values)
+    counting = nrt.memsys_stats_enabled()
+    nrt.memsys_enable_stats()
+    try:
+        before = nrt.memsys_get_stats_mi_alloc() - nrt.memsys_get_stats_mi_free()
+        assert _scaled_sum(values, 2.0) == 20.0 + 5.0
+        assert _scaled_sum(values, 2.0) == 20.0 + 5.0
+        left = nrt.memsys_get_stats_mi_alloc() - nrt.memsys_get_stats_mi_free() - before
+    finally:
+        if not counting:
+            nrt.memsys_disable_stats()
+    assert left == 0
+    assert sys.getrefcount(values) == refs
+
+
+def test_a_borrowing_kernel_that_allocates_is_refused() -> None:
+    """Without reference counts a kernel cannot own an array: numba refuses to compile
+    one that makes one (so ``borrowing`` really turns the counts off)."""
+
+    @jit(borrowing=True)
+    def makes_an_array(n: int) -> float:
+        return float(np.ones(n).sum())
+
+    with pytest.raises(numba.core.errors.TypingError):
+        makes_an_array(3)

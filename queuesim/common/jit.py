@@ -11,6 +11,20 @@ compiling conservative backfilling's run took (measured on 2026-11-28). queuesim
 never dispatch on a value, so :func:`jit` types such a call by the value's type: one
 specialisation per argument type, the code the same (a literal is cast to its type where
 it is passed, a default is passed as a constant of its type).
+
+A kernel that only reads and writes the arrays it is given - it allocates none and no
+callee hands it one - is made by ``jit(borrowing=True)``: compiled without numba's
+reference counting. numba counts a reference to every array a function is passed when
+the call begins and releases it when the call ends, an atomic add each, and a structure
+of arrays counts each of its arrays: a call passing the profile and what it is built
+from (about 40 arrays) cost about 80 atomic adds before any work. In conservative
+backfilling over HPC2N-2002 these counts took about a third of the simulation's samples
+(perf, 2026-11-28). A borrowing kernel's callers keep its arguments alive for it, so it
+needs no count of its own. numba refuses to compile one that allocates an array; that
+no callee returns one to it (it would never be freed) is for its author to keep, and
+the compiled-run tests check it (every array the kernels allocate is freed). A kernel
+that allocates is always compiled with the counts, also when first called from a
+borrowing one (numba would otherwise compile it the way its caller is).
 """
 
 from __future__ import annotations
@@ -61,17 +75,21 @@ def jit(fn: F, /) -> Dispatcher[F]: ...
 
 
 @overload
-def jit(*, inline: Inline = "never") -> Callable[[F], Dispatcher[F]]: ...
+def jit(*, inline: Inline = "never", borrowing: bool = False) -> Callable[[F], Dispatcher[F]]: ...
 
 
 def jit(
-    fn: F | None = None, /, *, inline: Inline = "never"
+    fn: F | None = None, /, *, inline: Inline = "never", borrowing: bool = False
 ) -> Dispatcher[F] | Callable[[F], Dispatcher[F]]:
     """Compile ``fn`` with numba (nopython, cached on disk; ``inline="always"`` inlines it
-    into its callers before typing), typed once per argument type (see the module).
-    ``@jit`` and ``@jit(inline="always")`` both work."""
+    into its callers before typing; ``borrowing``: without reference counting, for a
+    kernel that allocates no array and is handed none), typed once per argument type (see
+    the module). ``@jit`` and ``@jit(inline="always")`` both work."""
 
     def compile_(f: F) -> Dispatcher[F]:
-        return _typed_by_type(numba.njit(cache=True, inline=inline)(f))
+        # ``_nrt`` always given: a kernel first compiled from a borrowing one would else
+        # inherit its caller's setting (numba's typing stubs do not name the option)
+        counts: dict[str, Any] = {"_nrt": not borrowing}
+        return _typed_by_type(numba.njit(cache=True, inline=inline, **counts)(f))
 
     return compile_ if fn is None else compile_(fn)
