@@ -11,6 +11,9 @@ and decay kinds.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -187,9 +190,33 @@ def _both(site: Site, workload: Any, policy: str, params: dict[str, Any]) -> tup
     return tuple(runs)
 
 
+@contextlib.contextmanager
+def no_kernel_memory_left() -> Iterator[None]:
+    """Every array the compiled kernels allocate inside the block is freed by its end
+    (numba's allocation counters): a kernel compiled without reference counting
+    (``jit(borrowing=True)``) that kept an array a callee returned would leave one a
+    call."""
+    from numba.core.runtime import _nrt_python as nrt
+
+    counting = nrt.memsys_stats_enabled()
+    nrt.memsys_enable_stats()
+    try:
+        gc.collect()
+        before = nrt.memsys_get_stats_mi_alloc() - nrt.memsys_get_stats_mi_free()
+        yield
+        gc.collect()
+        left = nrt.memsys_get_stats_mi_alloc() - nrt.memsys_get_stats_mi_free() - before
+    finally:
+        if not counting:
+            nrt.memsys_disable_stats()
+    assert left <= 0, f"{left} arrays the kernels allocated were never freed"
+
+
 def assert_same_run(site: Site, workload: Any, policy: str, params: dict[str, Any]) -> None:
-    (slow, slow_policy), (fast, fast_policy) = _both(site, workload, policy, params)
-    assert_same_result(slow, fast, slow_policy, fast_policy, params)
+    with no_kernel_memory_left():
+        (slow, slow_policy), (fast, fast_policy) = _both(site, workload, policy, params)
+        assert_same_result(slow, fast, slow_policy, fast_policy, params)
+        del slow, slow_policy, fast, fast_policy
 
 
 def assert_same_result(

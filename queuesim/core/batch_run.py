@@ -77,7 +77,7 @@ from queuesim.core.profile import (
     PassRules,
     ProfileState,
     Promises,
-    fill,
+    fill_in_order,
     new_profile,
     no_limits,
 )
@@ -492,6 +492,7 @@ def replay_events(  # type: ignore[no-untyped-def]
     gone_promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
     # scratch of a pass
     prof = new_profile(16, pools, free_gpus.shape[0])
+    no_order = np.empty(0, dtype=np.int64)  # the running jobs are kept in order of their ends
     # made once, not at every pass (each allocation costs the runtime's reference counts)
     end_room = np.empty(max(n, 1))
     big = np.iinfo(np.int64).max
@@ -738,7 +739,7 @@ def replay_events(  # type: ignore[no-untyped-def]
                         prof = new_profile(
                             max(2 * need_steps, 2 * prof.times.shape[0]), pools, free_gpus.shape[0]
                         )
-                    fill(prof, pstate)
+                    fill_in_order(prof, pstate, no_order)
                     if book is not None and keep:
                         for r in range(nrun):
                             booked_end[run_now[r]] = run_ends[r]

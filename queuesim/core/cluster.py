@@ -335,7 +335,7 @@ def _release_entry(*fields):  # type: ignore[no-untyped-def]
     )
 
 
-@jit
+@jit(borrowing=True)
 def _place(state: NodeState, request: Request, out: Placement) -> int:
     """Place ``request``: as its plan says when planned, else first fit over the pools its
     mask allows; within a pool, first fit over its nodes. Changes nothing and returns a
@@ -408,7 +408,7 @@ def _place(state: NodeState, request: Request, out: Placement) -> int:
     return used * (n_pools + 1) + used_pools
 
 
-@jit
+@jit(borrowing=True)
 def _release(state: NodeState, held: Placement, mem: int, gpn: int) -> int:
     """Give back the resources ``held`` (of ``mem`` bytes per CPU, ``gpn`` GPUs per node);
     returns its CPU count."""

@@ -40,7 +40,7 @@ from queuesim.core.profile import (
 )
 
 
-@jit
+@jit(borrowing=True)
 def _drop_past(prof: Profile, now: float) -> None:
     """Make ``now`` the profile's first step (``now`` not before the first step), and
     merge every step into the one before it when nothing changes between them (jobs
@@ -71,7 +71,7 @@ def _held(state: ProfileState, job: int, plan: np.ndarray) -> None:
         plan[state.alloc_pool[e]] += state.alloc_cpus[e]
 
 
-@jit
+@jit(borrowing=True)
 def _fits(prof: Profile) -> bool:
     """Whether no step of any pool has less than nothing free."""
     for s in range(prof.size[0]):

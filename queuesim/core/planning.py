@@ -59,7 +59,7 @@ from queuesim.core.profile import (
 HELD_BY = ("max_running_per_user", "max_cpus_per_user", "cpu_pool")
 
 
-@jit
+@jit(borrowing=True)
 def _held_by(job: int, job_cpus: np.ndarray, job_queue: np.ndarray, limits: LimitState) -> int:
     """Which queue limit starting ``job`` (of ``job_cpus``, in ``job_queue``) now would
     exceed: 1 + its index in :data:`HELD_BY`, or 0 if none."""
@@ -95,7 +95,7 @@ def _held_by_each_entry(*fields):  # type: ignore[no-untyped-def]
     return held
 
 
-@jit
+@jit(borrowing=True)
 def record_held(
     held_times: np.ndarray, held_jobs: np.ndarray, jobs: np.ndarray, held: np.ndarray
 ) -> None:
@@ -159,7 +159,7 @@ def first_per_user(order: np.ndarray, user: np.ndarray, most: int, seen: np.ndar
     return kept[:n]
 
 
-@jit
+@jit(borrowing=True)
 def count_job(job: int, jobs: JobArrays, limits: LimitState, sign: int) -> None:
     """Count ``job`` as started (``sign`` 1) or ended (-1) against its user's and queue's
     limits."""
@@ -170,7 +170,7 @@ def count_job(job: int, jobs: JobArrays, limits: LimitState, sign: int) -> None:
     limits.queue_cpus[q] += sign * jobs.cpus[job]
 
 
-@jit
+@jit(borrowing=True)
 def _block_suitable(
     prof: Profile,
     state: ProfileState,
@@ -254,7 +254,7 @@ def _book_as_promised(pl: Planning, promises: Promises) -> int:
     return _mark_booked(waiting.shape[0], state.now, promises, pl.plan)
 
 
-@jit
+@jit(borrowing=True)
 def _mark_booked(n: int, now: float, promises: Promises, plan: PassPlan) -> int:
     """Mark every promise of the first ``n`` waiting jobs as booked where it was made
     (from ``now`` if that has passed), the profile holding them already; returns how
@@ -271,7 +271,7 @@ def _mark_booked(n: int, now: float, promises: Promises, plan: PassPlan) -> int:
     return m
 
 
-@jit
+@jit(borrowing=True)
 def _book_promises(pl: Planning, promises: Promises) -> int:
     """Book the promises that still fit, on the pools promised (any pools of the job's
     queue if a running job outlived its estimate and those pools no longer have room);
@@ -355,7 +355,7 @@ def new_stretches(top: int, changes: int = 1) -> Stretches:
     )
 
 
-@jit
+@jit(borrowing=True)
 def _changed(known: Stretches, step: int) -> None:
     """Record a change of the profile that leaves every step before ``step`` as it was
     (the same index, the same free CPUs)."""
@@ -426,7 +426,7 @@ def _scan_stretches(
     known.upto[need] = i
 
 
-@jit
+@jit(borrowing=True)
 def _fits_before(prof: Profile, known: Stretches, need: int, duration: float, at: int) -> bool:
     """Whether a window of ``duration`` with ``need`` CPUs free throughout (one pool) lies
     wholly among the steps before step ``at``, where step ``at - 1`` has fewer free (so
@@ -468,7 +468,7 @@ def _fits_before(prof: Profile, known: Stretches, need: int, duration: float, at
     return False
 
 
-@jit
+@jit(borrowing=True)
 def _stays(
     prof: Profile, most: np.ndarray, known: Stretches, start: float, need: int, duration: float
 ) -> bool:
@@ -489,7 +489,7 @@ def _stays(
     return not _fits_before(prof, known, need, duration, at)
 
 
-@jit
+@jit(borrowing=True)
 def _most_upto(prof: Profile, most: np.ndarray, valid: int, at: int) -> int:
     """Make ``most`` (the running maximum of the free CPUs of a one-pool profile, valid
     for its first ``valid`` steps) valid for its first ``at``; returns how many are."""
@@ -696,10 +696,9 @@ def _compress(pl: Planning) -> None:
     so each learns the few steps between the last move and its own start. Such a move's
     new end takes its step from a boundary left behind nearby where it can
     (:func:`~.profile._split_reclaiming`) rather than moving every later step."""
-    prof, state, jobs, _counts, waiting, plan = pl
+    prof, _state, jobs, _counts, waiting, plan = pl
     one_pool = prof.cpus.shape[1] == 1
-    most = np.zeros(prof.times.shape[0], dtype=np.int64)
-    most_valid = 0
+    most = np.empty(prof.times.shape[0], dtype=np.int64)  # valid up to most_valid
     widest = 0
     booked = 0
     for k in range(waiting.shape[0]):
@@ -709,6 +708,25 @@ def _compress(pl: Planning) -> None:
     known = new_stretches(widest if one_pool else 0, booked)
     fits = new_shape_fits()
     shape = np.empty(5, dtype=np.int64)
+    _compress_booked(prof, pl.state, jobs, waiting, plan, most, known, fits, shape)
+
+
+@jit(borrowing=True)
+def _compress_booked(
+    prof: Profile,
+    state: ProfileState,
+    jobs: JobArrays,
+    waiting: np.ndarray,
+    plan: PassPlan,
+    most: np.ndarray,
+    known: Stretches,
+    fits: ShapeFits,
+    shape: np.ndarray,
+) -> None:
+    """:func:`_compress`'s sweep of the booked jobs, in the scratch it made (``most``, the
+    running maximum of the free CPUs; ``known``, ``fits``, ``shape``)."""
+    one_pool = prof.cpus.shape[1] == 1
+    most_valid = 0
     for k in range(waiting.shape[0]):
         if plan.booked[k]:
             job = waiting[k]
@@ -776,7 +794,7 @@ def _compress(pl: Planning) -> None:
                 _changed(known, low)
 
 
-@jit
+@jit(borrowing=True)
 def _due_now(n: int, now: float, plan: PassPlan) -> int:
     """How many of the first ``n`` waiting jobs are booked for later than ``now`` (what
     :func:`_start_due_promises` returns when no booked job is due now, without its call
@@ -788,7 +806,7 @@ def _due_now(n: int, now: float, plan: PassPlan) -> int:
     return later
 
 
-@jit
+@jit(borrowing=True)
 def _start_due_promises(pl: Planning, booked: int) -> int:
     """A booked job due now starts unless a limit holds it (then it loses its promise);
     returns how many booked jobs hold a reservation for later."""
@@ -850,7 +868,7 @@ def _limits_allow_from(pl: Planning, job: int) -> float:
     return NEVER
 
 
-@jit
+@jit(borrowing=True)
 def _free_now(prof: Profile) -> int:
     """CPUs free now (the profile's first step) over all pools."""
     free = 0
@@ -859,7 +877,7 @@ def _free_now(prof: Profile) -> int:
     return free
 
 
-@jit
+@jit(borrowing=True)
 def _stop_queue(prof: Profile, mask: np.ndarray, stopped: np.ndarray, queue: int) -> None:
     """Slurm's main scheduler after a job of ``queue`` could not start: no later job of
     the queue is tried, and no later job may use the pools of ``mask`` (the nodes the

@@ -181,7 +181,7 @@ def _changed_from(prof: Profile, s: int) -> None:
         prof.low_upto[0] = s
 
 
-@jit
+@jit(borrowing=True)
 def _lows_upto(prof: Profile, j: int) -> None:
     """Make the running minima valid for the first ``j`` steps (``j`` <= the steps)."""
     k = prof.low_upto[0]
@@ -220,7 +220,8 @@ def fill(prof: Profile, state: ProfileState) -> None:
     """Make ``prof`` (room for 2 steps more than there are running jobs) the profile of the
     running jobs. Every end must lie after ``now``. The running jobs are taken in order of
     their ends (sorted here unless they come in that order, as the compiled run keeps
-    them; jobs ending together add to one step, in any order)."""
+    them: it calls :func:`fill_in_order`; jobs ending together add to one step, in any
+    order)."""
     ends = state.run_ends
     in_order = True
     for r in range(1, ends.shape[0]):
@@ -228,6 +229,15 @@ def fill(prof: Profile, state: ProfileState) -> None:
             in_order = False
             break
     order = np.empty(0, dtype=np.int64) if in_order else np.argsort(ends, kind="mergesort")
+    fill_in_order(prof, state, order)
+
+
+@jit(borrowing=True)
+def fill_in_order(prof: Profile, state: ProfileState, order: np.ndarray) -> None:
+    """:func:`fill`, the running jobs taken in ``order`` (empty: as they come, in order of
+    their ends)."""
+    ends = state.run_ends
+    in_order = order.shape[0] == 0
     pools = state.free_cpus.shape[0]
     prof.low_upto[0] = 0
     times, cpus, mem, gpus = prof.times, prof.cpus, prof.mem, prof.gpus
@@ -339,7 +349,7 @@ def _step_room(prof: Profile, s: int, per_cpu: int, ppn: int, gpn: int, mask: np
     return total
 
 
-@jit
+@jit(borrowing=True)
 def _earliest(
     prof: Profile,
     need: int,
@@ -386,7 +396,7 @@ def _earliest(
     return -1
 
 
-@jit
+@jit(borrowing=True)
 def _earliest_on_pools(
     prof: Profile,
     need: int,
@@ -543,7 +553,7 @@ def _earliest_sliding(
     return -1
 
 
-@jit
+@jit(borrowing=True)
 def _fits_now(
     prof: Profile,
     need: int,
@@ -588,7 +598,7 @@ def _rows_down(flat: np.ndarray, first: int, rows: int, width: int) -> None:
         flat[e + width] = flat[e]
 
 
-@jit
+@jit(borrowing=True)
 def _split(prof: Profile, t: float) -> int:
     """Make ``t`` the start of a step (copying the step that contains it); returns the
     step's index. ``t`` must not lie before the first step."""
@@ -626,7 +636,7 @@ def _take(
     _take_span(prof, start, start + duration, per_cpu, gpn, plan, sign)
 
 
-@jit
+@jit(borrowing=True)
 def _take_span(
     prof: Profile,
     start: float,
@@ -672,7 +682,7 @@ def _same_step(cpus: np.ndarray, mem: np.ndarray, gpus: np.ndarray, a: int, b: i
     return same
 
 
-@jit
+@jit(borrowing=True)
 def _split_reclaiming(prof: Profile, t: float, after: int) -> int:
     """:func:`_split` (``t`` not before step ``after``), with the room for the new step
     taken, when it can be, from a step that starts where nothing changes (the same free
@@ -792,7 +802,7 @@ def _take_all(
     return True
 
 
-@jit
+@jit(borrowing=True)
 def _first_fit(room: np.ndarray, need: int, plan: np.ndarray) -> None:
     """Spread ``need`` CPUs over the pools in order, as much as each has room for."""
     for p in range(room.shape[0]):
