@@ -843,28 +843,52 @@ def _limits_allow_from(pl: Planning, job: int) -> float:
     user_jobs = counts.user_jobs[u, q] + 1 - counts.user_jobs_cap[q]
     user_cpus = counts.user_cpus[u, q] + c - counts.user_cpus_cap[q]
     queue_cpus = counts.queue_cpus[q] + c - counts.queue_pool[q]
-    n_run = state.run_jobs.shape[0]
-    ends = np.empty(n_run + waiting.shape[0], dtype=np.float64)
-    others = np.empty(n_run + waiting.shape[0], dtype=np.int64)
+    run_ends, run_jobs = state.run_ends, state.run_jobs
+    n_run = run_jobs.shape[0]
+    in_order = True
+    for r in range(1, n_run):
+        if run_ends[r] < run_ends[r - 1]:
+            in_order = False
+            break
+    # the jobs of the queue this pass starts (few), in order of their ends, walked beside
+    # the running jobs (in that order already in the compiled run: no sort of them all);
+    # jobs ending together are taken in any order, which returns the same time
     n = 0
-    for r in range(n_run):
-        if jobs.queue[state.run_jobs[r]] == q:
-            ends[n], others[n] = state.run_ends[r], state.run_jobs[r]
+    for k in range(waiting.shape[0]):
+        if plan.starts[k] == state.now and jobs.queue[waiting[k]] == q:
             n += 1
+    if not in_order:
+        n += n_run
+    ends = np.empty(n, dtype=np.float64)
+    others = np.empty(n, dtype=np.int64)
+    n = 0
     for k in range(waiting.shape[0]):
         other = waiting[k]
         if plan.starts[k] == state.now and jobs.queue[other] == q:
             ends[n], others[n] = state.now + jobs.estimate[other], other
             n += 1
+    for r in range(0 if in_order else n_run):
+        if jobs.queue[run_jobs[r]] == q:
+            ends[n], others[n] = run_ends[r], run_jobs[r]
+            n += 1
     order = np.argsort(ends[:n], kind="mergesort")
-    for r in order:
-        other = others[r]
+    r = 0  # the next running job (in order)
+    m = 0  # the next of ``order``
+    while m < n or (in_order and r < n_run):
+        if in_order and r < n_run and (m == n or run_ends[r] <= ends[order[m]]):
+            other, end = run_jobs[r], run_ends[r]
+            r += 1
+            if jobs.queue[other] != q:
+                continue
+        else:
+            other, end = others[order[m]], ends[order[m]]
+            m += 1
         if counts.user[other] == u:
             user_jobs -= 1
             user_cpus -= jobs.cpus[other]
         queue_cpus -= jobs.cpus[other]
         if user_jobs <= 0 and user_cpus <= 0 and queue_cpus <= 0:
-            return float(ends[r])
+            return float(end)
     return NEVER
 
 
