@@ -442,5 +442,5 @@ def test_a_run_without_promises_does_not_compile_their_code() -> None:
     without = _called_after_pruning(batch_run.replay_events, {"book", "pbs", "slurm"})
     assert not without & kept_profile
     assert kept_profile <= _called_after_pruning(batch_run.replay_events, {"pbs", "slurm"})
-    assert not _called_after_pruning(planning.plan_into, {"promises"}) & booking
-    assert booking <= _called_after_pruning(planning.plan_into, set())
+    assert not _called_after_pruning(planning.plan_with, {"promises"}) & booking
+    assert booking <= _called_after_pruning(planning.plan_with, set())

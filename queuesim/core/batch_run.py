@@ -63,10 +63,11 @@ from queuesim.core.pbs_order import (
 )
 from queuesim.core.planning import (
     PassPlan,
+    copy_counts,
     count_job,
     first_per_user,
     new_pass_plan,
-    plan_into,
+    plan_with,
     record_held,
     set_aside_held,
 )
@@ -493,6 +494,17 @@ def replay_events(  # type: ignore[no-untyped-def]
     # scratch of a pass
     prof = new_profile(16, pools, free_gpus.shape[0])
     no_order = np.empty(0, dtype=np.int64)  # the running jobs are kept in order of their ends
+    # what a pass counts against the limits (the running jobs', then its own starts)
+    pass_counts = LimitState(
+        limits.user,
+        limits.user_jobs_cap,
+        limits.user_cpus_cap,
+        limits.queue_pool,
+        np.empty_like(limits.user_jobs),
+        np.empty_like(limits.user_cpus),
+        np.empty_like(limits.queue_cpus),
+    )
+    stopped = np.zeros(limits.user_jobs_cap.shape[0], dtype=np.bool_)
     # made once, not at every pass (each allocation costs the runtime's reference counts)
     end_room = np.empty(max(n, 1))
     big = np.iinfo(np.int64).max
@@ -766,19 +778,21 @@ def replay_events(  # type: ignore[no-untyped-def]
                     backfill_cycle and not record,
                 )
                 # with the index, the job-by-job loop stops once the reservations are given
-                seen = plan_into(
+                copy_counts(limits, pass_counts)
+                seen = plan_with(
                     prof,
                     pstate,
                     pass_jobs,
-                    limits,
+                    pass_counts,
                     order,
                     pass_rules,
                     promises,
                     plan,
                     big if fast else min_cpus,
                     # bool(): numba typed ``kept`` int64 in one version of this loop, and
-                    # so compiled plan_into twice
+                    # so compiled the pass twice
                     bool(kept),
+                    stopped,
                 )
                 scanned += seen
                 if fast and seen < m:

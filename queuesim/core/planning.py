@@ -917,10 +917,11 @@ def _stop_queue(prof: Profile, mask: np.ndarray, stopped: np.ndarray, queue: int
                     prof.gpus[s, p] = 0
 
 
-# inlined into :func:`plan_into`, its one caller: a call would count every array of the
-# pass's ``Planning`` in and out at every pass
+# inlined into :func:`plan_with`, its one caller
 @jit(inline="always")
-def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) -> int:
+def _place_others(
+    pl: Planning, rules: PassRules, reserved: int, min_cpus: int, stopped: np.ndarray
+) -> int:
     """Place the jobs without a booked promise, in priority order: start now, reserve the
     earliest slot (while fewer than ``rules.depth`` jobs hold one), or pass over.
 
@@ -930,7 +931,6 @@ def _place_others(pl: Planning, rules: PassRules, reserved: int, min_cpus: int) 
     the jobs it can place, not the queue's length. Returns how many jobs were scanned."""
     prof, state, jobs, counts, waiting, plan = pl
     free_now = _free_now(prof)
-    stopped = np.zeros(counts.user_jobs_cap.shape[0] if rules.stop_queue else 0, np.bool_)
     for k in range(waiting.shape[0]):
         may_reserve = reserved < rules.depth and k < rules.reserve_before
         if (not may_reserve or rules.starts_only) and free_now < min_cpus:
@@ -1097,6 +1097,33 @@ def plan_into(
         limits.user_cpus.copy(),
         limits.queue_cpus.copy(),
     )
+    stopped = np.empty(limits.user_jobs_cap.shape[0] if rules.stop_queue else 0, np.bool_)
+    return plan_with(
+        prof, state, jobs, counts, waiting, rules, promises, plan, min_cpus, booked_already, stopped
+    )
+
+
+@jit(borrowing=True)
+def plan_with(
+    prof: Profile,
+    state: ProfileState,
+    jobs: JobArrays,
+    counts: LimitState,
+    waiting: np.ndarray,
+    rules: PassRules,
+    promises: Promises | None,
+    plan: PassPlan,
+    min_cpus: int,
+    booked_already: bool,
+    stopped: np.ndarray,
+) -> int:
+    """:func:`plan_into` in the limit counts ``counts`` (those of the running jobs; the
+    pass adds the jobs it starts) and the scratch ``stopped`` (by queue; empty unless
+    ``rules.stop_queue``; cleared here), made by the caller: the compiled run makes them
+    once, not at every pass (:func:`copy_counts`)."""
+    if rules.stop_queue:
+        for q in range(stopped.shape[0]):
+            stopped[q] = False
     pl = Planning(prof, state, jobs, counts, waiting, plan)
     # without promises (every policy but conservative) nothing is booked or due: the
     # calls are skipped, each costing the reference counts of every array of ``pl``; and
@@ -1114,7 +1141,19 @@ def plan_into(
             reserved = _due_now(waiting.shape[0], state.now, plan)
             if reserved < booked:  # a promise is due now: it starts unless a limit holds it
                 reserved = _start_due_promises(pl, booked)
-    return _place_others(pl, rules, reserved, min_cpus)
+    return _place_others(pl, rules, reserved, min_cpus, stopped)
+
+
+@jit(borrowing=True)
+def copy_counts(limits: LimitState, counts: LimitState) -> None:
+    """Copy what counts against the limits now (``limits``' running jobs and CPUs per
+    user and queue, CPUs per queue) into ``counts``, of the same shapes."""
+    for u in range(limits.user_jobs.shape[0]):
+        for q in range(limits.user_jobs.shape[1]):
+            counts.user_jobs[u, q] = limits.user_jobs[u, q]
+            counts.user_cpus[u, q] = limits.user_cpus[u, q]
+    for q in range(limits.queue_cpus.shape[0]):
+        counts.queue_cpus[q] = limits.queue_cpus[q]
 
 
 def room_beside_plan(
