@@ -1148,12 +1148,17 @@ def plan_with(
 def copy_counts(limits: LimitState, counts: LimitState) -> None:
     """Copy what counts against the limits now (``limits``' running jobs and CPUs per
     user and queue, CPUs per queue) into ``counts``, of the same shapes."""
-    for u in range(limits.user_jobs.shape[0]):
-        for q in range(limits.user_jobs.shape[1]):
-            counts.user_jobs[u, q] = limits.user_jobs[u, q]
-            counts.user_cpus[u, q] = limits.user_cpus[u, q]
-    for q in range(limits.queue_cpus.shape[0]):
-        counts.queue_cpus[q] = limits.queue_cpus[q]
+    _copy_flat(limits.user_jobs.reshape(-1), counts.user_jobs.reshape(-1))
+    _copy_flat(limits.user_cpus.reshape(-1), counts.user_cpus.reshape(-1))
+    _copy_flat(limits.queue_cpus, counts.queue_cpus)
+
+
+@jit(inline="always")
+def _copy_flat(src: np.ndarray, dst: np.ndarray) -> None:
+    """``dst[:] = src`` for two one-dimensional arrays of one length, as a plain loop
+    (one the compiler vectorises; numba's slice assignment may allocate a copy)."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
 
 
 def room_beside_plan(
