@@ -696,7 +696,7 @@ def _compress(pl: Planning) -> None:
     so each learns the few steps between the last move and its own start. Such a move's
     new end takes its step from a boundary left behind nearby where it can
     (:func:`~.profile._split_reclaiming`) rather than moving every later step."""
-    prof, _state, jobs, _counts, waiting, plan = pl
+    prof, state, jobs, _counts, waiting, plan = pl
     one_pool = prof.cpus.shape[1] == 1
     most = np.empty(prof.times.shape[0], dtype=np.int64)  # valid up to most_valid
     widest = 0
@@ -708,7 +708,7 @@ def _compress(pl: Planning) -> None:
     known = new_stretches(widest if one_pool else 0, booked)
     fits = new_shape_fits()
     shape = np.empty(5, dtype=np.int64)
-    _compress_booked(prof, pl.state, jobs, waiting, plan, most, known, fits, shape)
+    _compress_booked(prof, state, jobs, waiting, plan, most, known, fits, shape)
 
 
 @jit(borrowing=True)
