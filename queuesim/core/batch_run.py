@@ -66,6 +66,7 @@ from queuesim.core.planning import (
     copy_counts,
     count_job,
     first_per_user,
+    new_pass_counts,
     new_pass_plan,
     plan_with,
     record_held,
@@ -495,15 +496,7 @@ def replay_events(  # type: ignore[no-untyped-def]
     prof = new_profile(16, pools, free_gpus.shape[0])
     no_order = np.empty(0, dtype=np.int64)  # the running jobs are kept in order of their ends
     # what a pass counts against the limits (the running jobs', then its own starts)
-    pass_counts = LimitState(
-        limits.user,
-        limits.user_jobs_cap,
-        limits.user_cpus_cap,
-        limits.queue_pool,
-        np.empty_like(limits.user_jobs),
-        np.empty_like(limits.user_cpus),
-        np.empty_like(limits.queue_cpus),
-    )
+    pass_counts = new_pass_counts(limits)
     stopped = np.zeros(limits.user_jobs_cap.shape[0], dtype=np.bool_)
     # made once, not at every pass (each allocation costs the runtime's reference counts)
     end_room = np.empty(max(n, 1))

@@ -1088,15 +1088,8 @@ def plan_into(
     and no reservation is left to give). With ``booked_already``, ``prof`` holds every
     promise too, where it was made (:mod:`.kept_profile`: all of them fit). Returns how
     many waiting jobs it decided for; the rest neither start nor reserve."""
-    counts = LimitState(
-        limits.user,
-        limits.user_jobs_cap,
-        limits.user_cpus_cap,
-        limits.queue_pool,
-        limits.user_jobs.copy(),
-        limits.user_cpus.copy(),
-        limits.queue_cpus.copy(),
-    )
+    counts = new_pass_counts(limits)
+    copy_counts(limits, counts)
     stopped = np.empty(limits.user_jobs_cap.shape[0] if rules.stop_queue else 0, np.bool_)
     return plan_with(
         prof, state, jobs, counts, waiting, rules, promises, plan, min_cpus, booked_already, stopped
@@ -1142,6 +1135,21 @@ def plan_with(
             if reserved < booked:  # a promise is due now: it starts unless a limit holds it
                 reserved = _start_due_promises(pl, booked)
     return _place_others(pl, rules, reserved, min_cpus, stopped)
+
+
+@jit
+def new_pass_counts(limits: LimitState) -> LimitState:
+    """Room for what a pass counts against ``limits``: their users and caps, and arrays of
+    its own (not filled: :func:`copy_counts`) for the running jobs and CPUs it counts."""
+    return LimitState(
+        limits.user,
+        limits.user_jobs_cap,
+        limits.user_cpus_cap,
+        limits.queue_pool,
+        np.empty_like(limits.user_jobs),
+        np.empty_like(limits.user_cpus),
+        np.empty_like(limits.queue_cpus),
+    )
 
 
 @jit(borrowing=True)
