@@ -10,12 +10,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from queuesim.core.kept_profile import _drop_past, _fits
 from queuesim.core.planning import _stop_queue
 from queuesim.core.profile import (
     Profile,
     _earliest,
     _first_fit,
     _split,
+    _split_reclaiming,
     _take,
     _take_all,
     new_profile,
@@ -52,6 +54,21 @@ def profiles_and_changes(
         plan = [draw(st.integers(-2, 3)) for _ in range(pools)]
         changes.append((draw(st.booleans()), start, duration, plan))
     return prof, changes
+
+
+def takes_of(memory: list[int]) -> st.SearchStrategy[list[tuple[int, int, int, int, list[int]]]]:
+    """Up to 6 takes of CPUs over a window: start, duration, memory per CPU (one of
+    ``memory``), GPUs on each pool used, CPUs of each of up to 4 pools."""
+    return st.lists(
+        st.tuples(
+            st.integers(0, 300),
+            st.integers(1, 200),
+            st.sampled_from(memory),
+            st.sampled_from([0, 1]),
+            st.lists(st.integers(0, 3), min_size=4, max_size=4),
+        ),
+        max_size=6,
+    )
 
 
 def _assert_fits_now_as_the_scan_finds(
@@ -125,16 +142,7 @@ def test_fits_now_from_the_running_minima_is_what_the_step_by_step_scan_finds(
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(
     data=profiles_and_changes(),
-    takes=st.lists(
-        st.tuples(
-            st.integers(0, 300),  # start
-            st.integers(1, 200),  # duration
-            st.sampled_from([0, 1, 2]),  # memory per CPU
-            st.sampled_from([0, 1]),  # GPUs on each pool used
-            st.lists(st.integers(0, 3), min_size=4, max_size=4),  # CPUs per pool
-        ),
-        max_size=6,
-    ),
+    takes=takes_of(memory=[0, 1, 2]),
 )
 def test_taking_all_at_once_gives_the_profile_of_taking_each_in_turn(
     data: tuple[Profile, list[tuple[bool, float, float, list[int]]]],
@@ -219,3 +227,85 @@ def test_a_split_inserts_a_copy_of_the_step_it_cuts_and_moves_nothing_else(
         assert (prof.times[:size] == want_times).all()
         for got, expected in zip((prof.cpus, prof.mem, prof.gpus), want, strict=True):
             assert (got[:size] == expected).all()
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    data=profiles_and_changes(),
+    takes=takes_of(memory=[0]),
+    asks=st.lists(
+        st.tuples(
+            st.integers(1, 12),  # CPUs
+            st.sampled_from([0, 2]),  # CPUs per node
+            st.sampled_from([0, 1]),  # GPUs per node
+            st.integers(1, 300),  # duration
+            st.booleans(),  # now only
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_a_profile_without_memory_columns_plans_as_one_whose_memory_no_job_asks(
+    data: tuple[Profile, list[tuple[bool, float, float, list[int]]]],
+    takes: list[tuple[int, int, int, int, list[int]]],
+    asks: list[tuple[int, int, int, int, bool]],
+) -> None:
+    """The compiled run keeps no memory columns when no job asks memory (a split then
+    moves half the bytes). Against a profile holding each pool's memory, the same at
+    every step as no job takes any, the same splits, takes (one by one, all at once, and
+    given back), merges of equal steps and searches give the same steps, free CPUs and
+    GPUs, and the same answers."""
+    prof, changes = data
+    pools, gpu_pools = prof.cpus.shape[1], prof.gpus.shape[1]
+    steps = int(prof.size[0])
+    with_mem = Profile(*(field.copy() for field in prof))
+    with_mem.mem[:steps] = with_mem.mem[0]  # no job takes memory: the same at every step
+    without = new_profile(prof.times.shape[0], pools, gpu_pools, 0)
+    assert without.mem.shape == (prof.times.shape[0], 0)
+    without.times[:steps] = prof.times[:steps]
+    without.cpus[:steps] = prof.cpus[:steps]
+    without.gpus[:steps] = prof.gpus[:steps]
+    without.size[0] = steps
+    without.low_upto[0] = 0
+
+    def seen(of: Profile) -> tuple[list[float], list[list[int]], list[list[int]]]:
+        n = int(of.size[0])
+        return of.times[:n].tolist(), of.cpus[:n].tolist(), of.gpus[:n].tolist()
+
+    for one in (with_mem, without):
+        for split, start, duration, plan in changes:
+            if split:
+                _split_reclaiming(one, max(start, float(one.times[0])), 0)
+            else:
+                given = np.array([max(c, 0) for c in plan], dtype=np.int64)
+                _take(one, max(start, float(one.times[0])), duration, 0, 0, given, -1)
+    assert seen(with_mem) == seen(without)
+    first = [max(float(t[0]), float(prof.times[0])) for t in takes]
+    starts = np.array(first)
+    durations = np.array([float(t[1]) for t in takes])
+    gpn = np.array([t[3] if gpu_pools else 0 for t in takes], dtype=np.int64)
+    plans = np.array([t[4][:pools] for t in takes], dtype=np.int64).reshape(len(takes), pools)
+    no_mem = np.zeros(len(takes), dtype=np.int64)
+    took = [_take_all(one, starts, durations, no_mem, gpn, plans) for one in (with_mem, without)]
+    assert took[0] == took[1]
+    assert seen(with_mem) == seen(without)
+    mask = np.ones(pools, dtype=np.bool_)
+    for need, ppn, gpn_ask, duration, now_only in asks:
+        gpn_ask = gpn_ask if gpu_pools else 0
+        rooms = [np.full(pools, -7, dtype=np.int64) for _ in range(2)]
+        found = [
+            _earliest(one, need, 0, ppn, gpn_ask, mask, float(duration), now_only, room)
+            for one, room in zip((with_mem, without), rooms, strict=True)
+        ]
+        assert found[0] == found[1]
+        assert rooms[0].tolist() == rooms[1].tolist()
+        if found[0] >= 0:
+            taken = np.zeros(pools, dtype=np.int64)
+            _first_fit(rooms[0], need, taken)
+            for one in (with_mem, without):
+                _take(one, float(one.times[found[0]]), float(duration), 0, gpn_ask, taken, 1)
+            assert seen(with_mem) == seen(without)
+    for one in (with_mem, without):
+        _drop_past(one, float(one.times[0]))
+    assert seen(with_mem) == seen(without)
+    assert _fits(with_mem) == _fits(without)

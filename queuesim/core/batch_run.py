@@ -493,7 +493,9 @@ def replay_events(  # type: ignore[no-untyped-def]
     gone = np.zeros(0, dtype=np.int64)
     gone_promises = Promises(np.zeros(0), np.zeros((0, pools), dtype=np.int64))
     # scratch of a pass
-    prof = new_profile(16, pools, free_gpus.shape[0])
+    # no memory columns when no job asks memory: a split then moves half the bytes
+    mem_pools = pools if np.any(job_mem) else 0
+    prof = new_profile(16, pools, free_gpus.shape[0], mem_pools)
     no_order = np.empty(0, dtype=np.int64)  # the running jobs are kept in order of their ends
     # what a pass counts against the limits (the running jobs', then its own starts)
     pass_counts = new_pass_counts(limits)
@@ -742,7 +744,10 @@ def replay_events(  # type: ignore[no-untyped-def]
                     room = prof.times.shape[0]
                     if room < need_steps or (keep and room < 2 * need_steps):
                         prof = new_profile(
-                            max(2 * need_steps, 2 * prof.times.shape[0]), pools, free_gpus.shape[0]
+                            max(2 * need_steps, 2 * prof.times.shape[0]),
+                            pools,
+                            free_gpus.shape[0],
+                            mem_pools,
                         )
                     fill_in_order(prof, pstate, no_order)
                     if book is not None and keep:

@@ -76,7 +76,10 @@ def _fits(prof: Profile) -> bool:
     """Whether no step of any pool has less than nothing free."""
     for s in range(prof.size[0]):
         for p in range(prof.cpus.shape[1]):
-            if prof.cpus[s, p] < 0 or prof.mem[s, p] < 0:
+            if prof.cpus[s, p] < 0:
+                return False
+        for p in range(prof.mem.shape[1]):
+            if prof.mem[s, p] < 0:
                 return False
         for p in range(prof.gpus.shape[1]):
             if prof.gpus[s, p] < 0:

@@ -191,7 +191,8 @@ def _block_suitable(
             s = 0
             while prof.times[s] < before:
                 prof.cpus[s, p] = 0
-                prof.mem[s, p] = 0
+                if prof.mem.shape[1]:
+                    prof.mem[s, p] = 0
                 if prof.gpus.shape[1]:
                     prof.gpus[s, p] = 0
                 s += 1
@@ -912,7 +913,8 @@ def _stop_queue(prof: Profile, mask: np.ndarray, stopped: np.ndarray, queue: int
         if mask[p]:
             for s in range(prof.size[0]):
                 prof.cpus[s, p] = 0
-                prof.mem[s, p] = 0
+                if prof.mem.shape[1]:
+                    prof.mem[s, p] = 0
                 if prof.gpus.shape[1]:
                     prof.gpus[s, p] = 0
 

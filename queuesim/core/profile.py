@@ -127,7 +127,9 @@ class Promises(NamedTuple):
 class Profile(NamedTuple):
     """The availability profile being planned: ``size[0]`` steps, step ``s`` from
     ``times[s]`` with ``cpus[s, p]``, ``mem[s, p]`` and ``gpus[s, p]`` free in pool ``p``
-    (``gpus`` has no columns when the site has no GPUs). The arrays have
+    (``gpus`` has no columns when the site has no GPUs, ``mem`` none when no job of the
+    run asks memory: the compiled run's profile then moves and copies half the bytes at
+    every split and step, as a site of 210 pools feels). The arrays have
     room for the steps a pass may add; ``size`` is a one-element array so that kernels can
     change it in place.
 
@@ -153,22 +155,25 @@ def _copy_step(prof: Profile, src: int, dst: int) -> None:
     prof.times[dst] = prof.times[src]
     for p in range(prof.cpus.shape[1]):
         prof.cpus[dst, p] = prof.cpus[src, p]
+    for p in range(prof.mem.shape[1]):
         prof.mem[dst, p] = prof.mem[src, p]
     for p in range(prof.gpus.shape[1]):
         prof.gpus[dst, p] = prof.gpus[src, p]
 
 
 @jit
-def new_profile(steps: int, pools: int, gpu_pools: int) -> Profile:
-    """An empty profile with room for ``steps`` steps."""
+def new_profile(steps: int, pools: int, gpu_pools: int, mem_pools: int = -1) -> Profile:
+    """An empty profile with room for ``steps`` steps; ``mem_pools`` 0 keeps no memory
+    (no job of the run asks any: see :class:`Profile`), -1 a column per pool."""
+    mem_pools = pools if mem_pools < 0 else mem_pools
     return Profile(
         np.empty(steps, dtype=np.float64),
         np.empty((steps, pools), dtype=np.int64),
-        np.empty((steps, pools), dtype=np.int64),
+        np.empty((steps, mem_pools), dtype=np.int64),
         np.empty((steps, gpu_pools), dtype=np.int64),
         np.ones(1, dtype=np.int64),
         np.empty((steps, pools), dtype=np.int64),
-        np.empty((steps, pools), dtype=np.int64),
+        np.empty((steps, mem_pools), dtype=np.int64),
         np.empty((steps, gpu_pools), dtype=np.int64),
         np.zeros(1, dtype=np.int64),
     )
@@ -192,6 +197,7 @@ def _lows_upto(prof: Profile, j: int) -> None:
     if k == 0:
         for p in range(cpus.shape[1]):
             low_cpus[0, p] = cpus[0, p]
+        for p in range(mem.shape[1]):
             low_mem[0, p] = mem[0, p]
         for p in range(gpus.shape[1]):
             low_gpus[0, p] = gpus[0, p]
@@ -199,6 +205,7 @@ def _lows_upto(prof: Profile, j: int) -> None:
     for s in range(k, j):
         for p in range(cpus.shape[1]):
             low_cpus[s, p] = min(low_cpus[s - 1, p], cpus[s, p])
+        for p in range(mem.shape[1]):
             low_mem[s, p] = min(low_mem[s - 1, p], mem[s, p])
         for p in range(gpus.shape[1]):
             low_gpus[s, p] = min(low_gpus[s - 1, p], gpus[s, p])
@@ -244,6 +251,7 @@ def fill_in_order(prof: Profile, state: ProfileState, order: np.ndarray) -> None
     times[0] = state.now
     for p in range(pools):
         cpus[0, p] = state.free_cpus[p]
+    for p in range(mem.shape[1]):
         mem[0, p] = state.free_mem[p]
     for p in range(gpus.shape[1]):
         gpus[0, p] = state.free_gpus[p]
@@ -260,7 +268,8 @@ def fill_in_order(prof: Profile, state: ProfileState, order: np.ndarray) -> None
         for e in range(start, start + state.alloc_len[job]):
             p = state.alloc_pool[e]
             cpus[steps - 1, p] += state.alloc_cpus[e]
-            mem[steps - 1, p] += state.alloc_cpus[e] * state.job_mem[job]
+            if mem.shape[1]:
+                mem[steps - 1, p] += state.alloc_cpus[e] * state.job_mem[job]
             if gpus.shape[1]:
                 gpus[steps - 1, p] += state.job_gpn[job]
     prof.size[0] = steps
@@ -289,7 +298,9 @@ def _pool_room(prof: Profile, s: int, p: int, per_cpu: int, gpn: int) -> int:
     ``p`` at step ``s``: none when the pool lacks the GPUs."""
     if gpn > 0 and prof.gpus[s, p] < gpn:
         return 0
-    return fitting_cpus(prof.cpus[s, p], prof.mem[s, p], per_cpu)
+    if per_cpu > 0:
+        return fitting_cpus(prof.cpus[s, p], prof.mem[s, p], per_cpu)
+    return int(prof.cpus[s, p])
 
 
 @jit(inline="always")
@@ -579,8 +590,10 @@ def _fits_now(
             continue
         if gpn > 0 and prof.low_gpus[last, p] < gpn:
             best = 0
-        else:
+        elif per_cpu > 0:
             best = fitting_cpus(prof.low_cpus[last, p], prof.low_mem[last, p], per_cpu)
+        else:
+            best = prof.low_cpus[last, p]
         room[p] = _shaped(best, ppn)
         total += room[p]
     if total < need:
@@ -674,7 +687,10 @@ def _same_step(cpus: np.ndarray, mem: np.ndarray, gpus: np.ndarray, a: int, b: i
     the same free resources in every pool (the arrays, not the profile, are passed: a
     call, even inlined, costs the references of every array it is given)."""
     for p in range(cpus.shape[1]):
-        if cpus[a, p] != cpus[b, p] or mem[a, p] != mem[b, p]:
+        if cpus[a, p] != cpus[b, p]:
+            return False
+    for p in range(mem.shape[1]):
+        if mem[a, p] != mem[b, p]:
             return False
     same = True
     for p in range(gpus.shape[1]):
@@ -740,6 +756,7 @@ def _take_all(
     split at every start and end, and the same free resources), in one sweep: the new
     step times merged, the takes added up as differences at their first and last step."""
     steps, pools, gpu_pools = prof.size[0], prof.cpus.shape[1], prof.gpus.shape[1]
+    mem_pools = prof.mem.shape[1]
     m = starts.shape[0]
     if m == 0:
         return True
@@ -753,7 +770,7 @@ def _take_all(
     if n > prof.times.shape[0]:
         return False
     d_cpus = np.zeros((n + 1, pools), dtype=np.int64)
-    d_mem = np.zeros((n + 1, pools), dtype=np.int64)
+    d_mem = np.zeros((n + 1, mem_pools), dtype=np.int64)
     d_gpus = np.zeros((n + 1, gpu_pools), dtype=np.int64)
     for k in range(m):
         i = np.searchsorted(times, starts[k])
@@ -763,16 +780,17 @@ def _take_all(
             if amount:
                 d_cpus[i, p] -= amount
                 d_cpus[j, p] += amount
-                d_mem[i, p] -= amount * per_cpu[k]
-                d_mem[j, p] += amount * per_cpu[k]
+                if per_cpu[k]:
+                    d_mem[i, p] -= amount * per_cpu[k]
+                    d_mem[j, p] += amount * per_cpu[k]
                 if gpn[k]:
                     d_gpus[i, p] -= gpn[k]
                     d_gpus[j, p] += gpn[k]
     cpus = np.empty((n, pools), dtype=np.int64)
-    mem = np.empty((n, pools), dtype=np.int64)
+    mem = np.empty((n, mem_pools), dtype=np.int64)
     gpus = np.empty((n, gpu_pools), dtype=np.int64)
     run_cpus = np.zeros(pools, dtype=np.int64)
-    run_mem = np.zeros(pools, dtype=np.int64)
+    run_mem = np.zeros(mem_pools, dtype=np.int64)
     run_gpus = np.zeros(gpu_pools, dtype=np.int64)
     base = 0
     for s in range(n):
@@ -780,10 +798,13 @@ def _take_all(
             base += 1
         for p in range(pools):
             run_cpus[p] += d_cpus[s, p]
-            run_mem[p] += d_mem[s, p]
             cpus[s, p] = prof.cpus[base, p] + run_cpus[p]
+            if cpus[s, p] < 0:
+                return False
+        for p in range(mem_pools):
+            run_mem[p] += d_mem[s, p]
             mem[s, p] = prof.mem[base, p] + run_mem[p]
-            if cpus[s, p] < 0 or mem[s, p] < 0:
+            if mem[s, p] < 0:
                 return False
         for p in range(gpu_pools):
             run_gpus[p] += d_gpus[s, p]
@@ -794,6 +815,7 @@ def _take_all(
         prof.times[s] = times[s]
         for p in range(pools):
             prof.cpus[s, p] = cpus[s, p]
+        for p in range(mem_pools):
             prof.mem[s, p] = mem[s, p]
         for p in range(gpu_pools):
             prof.gpus[s, p] = gpus[s, p]
