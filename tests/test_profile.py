@@ -16,6 +16,7 @@ from queuesim.core.profile import (
     Profile,
     _earliest,
     _first_fit,
+    _rows_down,
     _split,
     _split_reclaiming,
     _take,
@@ -309,3 +310,31 @@ def test_a_profile_without_memory_columns_plans_as_one_whose_memory_no_job_asks(
         _drop_past(one, float(one.times[0]))
     assert seen(with_mem) == seen(without)
     assert _fits(with_mem) == _fits(without)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    capacity=st.integers(2, 12),
+    width=st.integers(0, 5),
+    flat=st.booleans(),
+    cut=st.data(),
+)
+def test_moving_rows_down_is_numpys_overlapping_copy_and_touches_nothing_else(
+    capacity: int, width: int, flat: bool, cut: st.DataObject
+) -> None:
+    """A split's block move (one memmove per array; interpreted, numpy's copy) moves rows
+    ``first`` to ``rows - 1`` one row down, as numpy's copy of the overlapping slices
+    does, in 1-D arrays (the step times) and 2-D ones of any width, none included (no
+    memory or GPU columns); the rows before ``first`` and after ``rows`` keep what they
+    held."""
+    rows = cut.draw(st.integers(0, capacity - 1))
+    first = cut.draw(st.integers(0, rows))
+    shape = (capacity,) if flat else (capacity, width)
+    array = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape) * 7 + 3
+    expected = array.copy()
+    expected[first + 1 : rows + 1] = array[first:rows].copy()
+    interpreted = array.copy()
+    _rows_down(array, first, rows)
+    _rows_down.py_func(interpreted, first, rows)
+    assert array.tolist() == expected.tolist()
+    assert interpreted.tolist() == expected.tolist()
