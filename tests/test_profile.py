@@ -16,7 +16,7 @@ from queuesim.core.profile import (
     Profile,
     _earliest,
     _first_fit,
-    _rows_down,
+    _move_rows,
     _split,
     _split_reclaiming,
     _take,
@@ -314,27 +314,27 @@ def test_a_profile_without_memory_columns_plans_as_one_whose_memory_no_job_asks(
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(
-    capacity=st.integers(2, 12),
+    capacity=st.integers(1, 12),
     width=st.integers(0, 5),
     flat=st.booleans(),
     cut=st.data(),
 )
-def test_moving_rows_down_is_numpys_overlapping_copy_and_touches_nothing_else(
+def test_moving_rows_is_numpys_overlapping_copy_and_touches_nothing_else(
     capacity: int, width: int, flat: bool, cut: st.DataObject
 ) -> None:
-    """A split's block move (one memmove per array; interpreted, numpy's copy) moves rows
-    ``first`` to ``rows - 1`` one row down, as numpy's copy of the overlapping slices
-    does, in 1-D arrays (the step times) and 2-D ones of any width, none included (no
-    memory or GPU columns); the rows before ``first`` and after ``rows`` keep what they
-    held."""
-    rows = cut.draw(st.integers(0, capacity - 1))
-    first = cut.draw(st.integers(0, rows))
+    """A profile's block move of rows (one memmove per array; interpreted, numpy's copy)
+    moves ``count`` rows from row ``at`` to row ``to``, up or down, overlapping or not, as
+    numpy's copy of the slices does, in 1-D arrays (the step times) and 2-D ones of any
+    width, none included (no memory or GPU columns); every other row keeps what it held."""
+    count = cut.draw(st.integers(0, capacity))
+    at = cut.draw(st.integers(0, capacity - count))
+    to = cut.draw(st.integers(0, capacity - count))
     shape = (capacity,) if flat else (capacity, width)
     array = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape) * 7 + 3
     expected = array.copy()
-    expected[first + 1 : rows + 1] = array[first:rows].copy()
+    expected[to : to + count] = array[at : at + count].copy()
     interpreted = array.copy()
-    _rows_down(array, first, rows)
-    _rows_down.py_func(interpreted, first, rows)
+    _move_rows(array, to, at, count)
+    _move_rows.py_func(interpreted, to, at, count)
     assert array.tolist() == expected.tolist()
     assert interpreted.tolist() == expected.tolist()

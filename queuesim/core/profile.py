@@ -648,13 +648,22 @@ def _memmove(typingctx, array, to, at, count):  # type: ignore[no-untyped-def]
 
 
 @jit(inline="always")
-def _rows_down(rows_of: np.ndarray, first: int, rows: int) -> None:
-    """Move rows ``first`` to ``rows - 1`` of a C-contiguous array (1-D: its elements)
-    one row down."""
-    if rows > first:
+def _move_rows(rows_of: np.ndarray, to: int, at: int, count: int) -> None:
+    """Move ``count`` rows of a C-contiguous array (1-D: its elements) from row ``at`` to
+    row ``to``, in one block move (the two runs may overlap)."""
+    if count > 0:
         width = rows_of.size // rows_of.shape[0] if rows_of.shape[0] else 0
-        to, at, count = (first + 1) * width, first * width, (rows - first) * width
-        _block_move(rows_of, to, at, count)
+        _block_move(rows_of, to * width, at * width, count * width)
+
+
+@jit(inline="always")
+def _move_steps(prof: Profile, to: int, at: int, count: int) -> None:
+    """Move ``count`` steps of the profile (their times and free resources) from step
+    ``at`` to step ``to``, array by array in one block move each."""
+    _move_rows(prof.times, to, at, count)
+    _move_rows(prof.cpus, to, at, count)
+    _move_rows(prof.mem, to, at, count)
+    _move_rows(prof.gpus, to, at, count)
 
 
 @jit(borrowing=True)
@@ -665,15 +674,11 @@ def _split(prof: Profile, t: float) -> int:
     k = int(np.searchsorted(prof.times[:steps], t))
     if k < steps and prof.times[k] == t:
         return k
-    times = prof.times
-    _rows_down(times, k, steps)
     # steps k - 1 on move one down (k - 1 stays too: the new step is its copy), array by
     # array as one block move rather than a step at a time (a deep queue's compression
     # inserts steps near the front of thousands)
-    _rows_down(prof.cpus, k - 1, steps)
-    _rows_down(prof.mem, k - 1, steps)
-    _rows_down(prof.gpus, k - 1, steps)
-    times[k] = t
+    _move_steps(prof, k, k - 1, steps - k + 1)
+    prof.times[k] = t
     prof.size[0] = steps + 1
     _changed_from(prof, k)
     return k
@@ -764,9 +769,7 @@ def _split_reclaiming(prof: Profile, t: float, after: int) -> int:
     # one down (the step holding ``t``, k - 1, is copied into the new place)
     for r in range(k, min(steps, k + _RECLAIM_REACH)):
         if _same_step(cpus, mem, gpus, r, r - 1):
-            for s in range(r, k, -1):
-                _copy_step(prof, s - 1, s)
-            _copy_step(prof, k - 1, k)
+            _move_steps(prof, k, k - 1, r - k + 1)
             times[k] = t
             _changed_from(prof, k)
             return k
@@ -774,8 +777,7 @@ def _split_reclaiming(prof: Profile, t: float, after: int) -> int:
     # move one up, and the new step is the copy of that one left behind
     for r in range(k - 1, max(after, k - _RECLAIM_REACH), -1):
         if _same_step(cpus, mem, gpus, r, r - 1):
-            for s in range(r, k - 1):
-                _copy_step(prof, s + 1, s)
+            _move_steps(prof, r, r + 1, k - 1 - r)
             times[k - 1] = t
             _changed_from(prof, r)
             return k - 1
