@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ from queuesim.core.kept_profile import _drop_past, _fits
 from queuesim.core.planning import _stop_queue
 from queuesim.core.profile import (
     Profile,
+    _block_move,
     _earliest,
     _first_fit,
     _move_rows,
@@ -338,3 +340,12 @@ def test_moving_rows_is_numpys_overlapping_copy_and_touches_nothing_else(
     _move_rows.py_func(interpreted, to, at, count)
     assert array.tolist() == expected.tolist()
     assert interpreted.tolist() == expected.tolist()
+
+
+def test_a_block_move_in_python_refuses_an_array_it_would_copy_rather_than_view() -> None:
+    """Interpreted, the block move works on a flat view of the array; an array that is not
+    C-contiguous would be copied and the move lost, so it is refused (as the compiled
+    version refuses to compile for one)."""
+    strided = np.arange(16, dtype=np.int64).reshape(4, 4)[:, ::2]
+    with pytest.raises(TypeError, match="C-contiguous"):
+        _block_move(strided, 0, 1, 1)

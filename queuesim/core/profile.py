@@ -615,7 +615,9 @@ def _block_move(array: np.ndarray, to: int, at: int, count: int) -> None:
     an element at a time: its indices may be negative (numba wraps them), which keeps
     LLVM from seeing a block move; a split of a profile 210 pools wide moves some 90
     rows of them."""
-    flat = array.reshape(-1)
+    if not array.flags.c_contiguous:  # as the compiled version refuses it
+        raise TypeError("_block_move needs a C-contiguous array")
+    flat = array.reshape(-1)  # a view of a C-contiguous array
     flat[to : to + count] = flat[at : at + count].copy()
 
 
