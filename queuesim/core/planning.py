@@ -35,8 +35,10 @@ from queuesim.core.profile import (
     Profile,
     ProfileState,
     Promises,
+    _ascending,
     _build,
     _changed_from,
+    _close_step,
     _earliest,
     _earliest_on_pools,
     _first_fit,
@@ -190,11 +192,7 @@ def _block_suitable(
             _changed_from(prof, 0)
             s = 0
             while prof.times[s] < before:
-                prof.cpus[s, p] = 0
-                if prof.mem.shape[1]:
-                    prof.mem[s, p] = 0
-                if prof.gpus.shape[1]:
-                    prof.gpus[s, p] = 0
+                _close_step(prof, s, p)
                 s += 1
 
 
@@ -846,11 +844,7 @@ def _limits_allow_from(pl: Planning, job: int) -> float:
     queue_cpus = counts.queue_cpus[q] + c - counts.queue_pool[q]
     run_ends, run_jobs = state.run_ends, state.run_jobs
     n_run = run_jobs.shape[0]
-    in_order = True
-    for r in range(1, n_run):
-        if run_ends[r] < run_ends[r - 1]:
-            in_order = False
-            break
+    in_order = _ascending(run_ends)
     # the jobs of the queue this pass starts (few), in order of their ends, walked beside
     # the running jobs (in that order already in the compiled run: no sort of them all);
     # jobs ending together are taken in any order, which returns the same time
@@ -912,11 +906,7 @@ def _stop_queue(prof: Profile, mask: np.ndarray, stopped: np.ndarray, queue: int
     for p in range(prof.cpus.shape[1]):
         if mask[p]:
             for s in range(prof.size[0]):
-                prof.cpus[s, p] = 0
-                if prof.mem.shape[1]:
-                    prof.mem[s, p] = 0
-                if prof.gpus.shape[1]:
-                    prof.gpus[s, p] = 0
+                _close_step(prof, s, p)
 
 
 # inlined into :func:`plan_with`, its one caller

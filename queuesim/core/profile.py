@@ -224,6 +224,28 @@ def _build(state: ProfileState, extra: int) -> Profile:
     return prof
 
 
+@jit(inline="always")
+def _ascending(values: np.ndarray) -> bool:
+    """Whether ``values`` never decrease (the running jobs' ends, as the compiled run
+    keeps them)."""
+    ascending = True
+    for r in range(1, values.shape[0]):
+        if values[r] < values[r - 1]:
+            ascending = False
+            break
+    return ascending
+
+
+@jit(inline="always")
+def _close_step(prof: Profile, s: int, p: int) -> None:
+    """Leave nothing free in pool ``p`` at step ``s``: no CPUs, memory or GPUs."""
+    prof.cpus[s, p] = 0
+    if prof.mem.shape[1]:
+        prof.mem[s, p] = 0
+    if prof.gpus.shape[1]:
+        prof.gpus[s, p] = 0
+
+
 @jit
 def fill(prof: Profile, state: ProfileState) -> None:
     """Make ``prof`` (room for 2 steps more than there are running jobs) the profile of the
@@ -232,12 +254,7 @@ def fill(prof: Profile, state: ProfileState) -> None:
     them: it calls :func:`fill_in_order`; jobs ending together add to one step, in any
     order)."""
     ends = state.run_ends
-    in_order = True
-    for r in range(1, ends.shape[0]):
-        if ends[r] < ends[r - 1]:
-            in_order = False
-            break
-    order = np.empty(0, dtype=np.int64) if in_order else np.argsort(ends, kind="mergesort")
+    order = np.empty(0, dtype=np.int64) if _ascending(ends) else np.argsort(ends, kind="mergesort")
     fill_in_order(prof, state, order)
 
 
