@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -299,6 +300,30 @@ def test_kth_sample_runs_compiled_for_the_built_in_batch_policies() -> None:
     for policy in ("fcfs", "easy", "conservative", "scan"):
         ran = site.with_scheduler(policy)
         assert_same_run(ran, load_workload("workloads/kth-sp2-sample.swf", ran), policy, {})
+
+
+@pytest.mark.parametrize("kernels", ["compiled", "interpreted"])
+def test_a_run_in_one_call_reports_its_progress_as_jobs_come(kernels: str) -> None:
+    """The compiled run tells its progress callback (through the object-mode block of its
+    own small kernel) as the jobs come, in order, about every 200th of them, first at the
+    start and last at the end, and the same interpreted."""
+    site = load_site("site-configs/kth-sp2.yaml").with_scheduler("easy")
+    workload = load_workload("workloads/kth-sp2-sample.swf", site)
+    reports: list[tuple[int, int]] = []
+    sim = Simulation(
+        site,
+        workload,
+        make_policy("easy"),
+        kernels=kernels,
+        progress=lambda done, total: reports.append((done, total)),
+    )
+    assert sim.batch_rules is not None
+    sim.run()
+    done = [d for d, _ in reports]
+    assert {t for _, t in reports} == {2000}
+    assert done[0] == 0 and done == sorted(done)
+    assert len(done) > 150  # a report once 10 more jobs (2000 // 200) have come
+    assert all(b - a <= 20 for a, b in itertools.pairwise(done))  # none skipped here
 
 
 def test_a_python_policy_and_recorded_allocations_run_pass_by_pass() -> None:

@@ -21,7 +21,7 @@ from queuesim.cli import main
 from queuesim.common.bundled import site_file, workload_file
 from queuesim.common.errors import WorkloadError
 from queuesim.core import kernels, planning, profile
-from queuesim.core.batch_run import kernels_for, run_batch, run_batch_pbs, run_batch_promises
+from queuesim.core.batch_run import RunKind, kernels_for, replay_events
 from queuesim.core.engine import Simulation
 from queuesim.core.kernels import INTERPRET_UP_TO, Run, choose, interpreted, ready
 from queuesim.core.workload import CleaningOptions, prepare
@@ -113,10 +113,10 @@ def test_auto_interprets_only_a_small_one_call_one_pool_run_whose_kernels_are_no
 def test_auto_asks_the_cache_about_the_run_kernel_of_the_sites_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A PBS-ordered run in one call is its own kernel (run_batch_pbs): ``auto`` asks
-    numba's cache about that one, not the run of the other orders, and interprets a
-    small first run whose kernel is not compiled yet - with the schedule the compiled
-    kernel gives."""
+    """A PBS-ordered run in one call is a compile of its own (the run with the PBS order's
+    keys): ``auto`` asks numba's cache about that one, not the run of the other orders,
+    and interprets a small first run whose kernel is not compiled yet - with the schedule
+    the compiled kernel gives."""
     site = Site.model_validate(
         {
             "name": "pbs",
@@ -137,7 +137,7 @@ def test_auto_asks_the_cache_about_the_run_kernel_of_the_sites_order(
 
     monkeypatch.setattr(kernels, "ready", not_compiled)
     auto, auto_policy = _run(site, workload, "scan", params)
-    assert asked == [(run_batch_pbs,)]
+    assert asked == [(RunKind(promises=False, pbs=True, slurm=False),)]
     assert auto.kernels == "interpreted"
     assert_same_result(compiled, auto, compiled_policy, auto_policy, params)
 
@@ -145,14 +145,14 @@ def test_auto_asks_the_cache_about_the_run_kernel_of_the_sites_order(
 @pytest.mark.parametrize(
     ("policy", "kernel"),
     [
-        ("fcfs", run_batch),
-        ("easy", run_batch),
-        ("scan", run_batch),
-        ("conservative", run_batch_promises),
+        ("fcfs", RunKind(promises=False, pbs=False, slurm=False)),
+        ("easy", RunKind(promises=False, pbs=False, slurm=False)),
+        ("scan", RunKind(promises=False, pbs=False, slurm=False)),
+        ("conservative", RunKind(promises=True, pbs=False, slurm=False)),
     ],
 )
 def test_a_policy_that_promises_enters_a_kernel_of_its_own(policy: str, kernel: object) -> None:
-    """Conservative backfilling's promises are a kernel of their own: ``auto`` asks the
+    """Conservative backfilling's promises are a compile of their own: ``auto`` asks the
     cache about it, and a first FCFS or EASY run neither waits for its compile nor counts
     it as cached."""
     from queuesim.core.ordering import FCFSOrder
@@ -181,6 +181,51 @@ def test_ready_reads_numbas_cache_index_of_a_kernels_current_source(tmp_path: Pa
     assert ready([twice])
     assert ready([load()])
     sys.modules.pop("fresh_kernel", None)
+
+
+def test_ready_asks_for_the_kind_of_compile_a_run_needs_not_any_compile(tmp_path: Path) -> None:
+    """One kernel compiled for a run without an optional part (None) is not ready for a
+    run with it, nor the other way round: each kind of run is a compile of its own, and
+    ``auto`` must not take one kind's compile for another's (the run would then compile
+    unannounced, as if cached)."""
+    source = tmp_path / "kinds_kernel.py"
+    source.write_text(
+        "import numba\n\n@numba.njit(cache=True)\n"
+        "def step(x, part):\n    return x if part is None else x + part\n"
+    )
+    spec = importlib.util.spec_from_file_location("kinds_kernel", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    class Kind:
+        def __init__(self, part: bool) -> None:
+            self.dispatcher, self.part = module.step, part
+
+        def compiled_as(self, signature: tuple[object, ...]) -> bool:
+            return (signature[-1] != numba.types.none) == self.part
+
+    without, with_part = Kind(False), Kind(True)
+    assert not ready([without]) and not ready([with_part])
+    assert module.step(1, None) == 1
+    assert ready([without]) and not ready([with_part])
+    assert module.step(1, 2) == 3
+    assert ready([without, with_part])
+    sys.modules.pop("kinds_kernel", None)
+
+
+def test_a_run_kind_is_told_by_which_optional_parts_are_none() -> None:
+    """The kind of a compile of the run is read from its last three argument types (the
+    promises, the PBS order's keys, Slurm's rules): None where the kind has no such part."""
+    some = numba.types.int64
+    none = numba.types.none
+    assert RunKind(False, False, False).compiled_as((some, none, none, none))
+    assert not RunKind(False, False, False).compiled_as((some, some, none, none))
+    assert RunKind(True, False, False).compiled_as((some, some, none, none))
+    assert RunKind(False, True, False).compiled_as((some, none, some, none))
+    assert RunKind(False, False, True).compiled_as((some, none, none, some))
+    assert not RunKind(False, False, True).compiled_as((some, none, some, none))
+    assert RunKind(True, True, False).dispatcher is replay_events
 
 
 def test_starting_the_compiler_leaves_scipy_linalg_unimported_until_blas_is_needed() -> None:

@@ -15,7 +15,7 @@ from builders import J, make_trace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from queuesim.core.batch_run import kernels_for, run_batch, run_batch_pbs
+from queuesim.core.batch_run import RunKind, kernels_for
 from queuesim.core.engine import Simulation
 from queuesim.core.fairshare_tree import FairshareTree
 from queuesim.core.workload import Workload, prepare
@@ -288,19 +288,20 @@ def test_a_tree_with_a_loop_or_a_missing_group_is_refused() -> None:
 def test_the_pbs_order_and_starving_only_run_in_one_compiled_call() -> None:
     """The PBS order is one of the compiled run's orders, and scan's starving_only one of
     its rules: a PBS-ordered site under any of the PBS scheduler's mappings runs in one
-    call (whose kernel is its own), unless asked to run pass by pass."""
+    call (a compile of its own), unless asked to run pass by pass."""
     jobs = [J(1, 0, 10, 1)]
     pbs = pbs_site(pbs_order={"max_starve": "1h"})
     for params in ({"reserved_jobs": 2}, NOT_STRICT):
         sim = Simulation(pbs, workload(pbs, jobs), make_policy("scan", params))
         assert sim.batch_rules is not None
         assert sim.batch_rules.starving_only == ("starving_only" in params)
-        assert kernels_for(sim.ordering) == (run_batch_pbs,)
+        assert kernels_for(sim.ordering) == (RunKind(False, True, False),)
     slow = Simulation(pbs, workload(pbs, jobs), make_policy("scan", NOT_STRICT), compiled=False)
     assert slow.batch_rules is None
     fcfs = pbs_site(ordering="fcfs")
     sim = Simulation(fcfs, workload(fcfs, jobs), make_policy("scan", NOT_STRICT))
-    assert sim.batch_rules is not None and kernels_for(sim.ordering) == (run_batch,)
+    assert sim.batch_rules is not None
+    assert kernels_for(sim.ordering) == (RunKind(False, False, False),)
 
 
 # --------------------------------------------------------------------------- properties

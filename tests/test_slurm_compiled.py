@@ -1,8 +1,8 @@
-"""The ``slurm`` policy in one compiled call (:func:`queuesim.core.batch_run.run_batch_slurm`)
-gives what its pass-by-pass ``schedule`` gives through the Context: Slurm's main scheduler
-on events and every ``sched_interval``, its backfill every ``bf_interval`` while jobs wait,
-on generated sites (queues, limits, memory, GPUs, node properties, fairshare and
-multifactor orders) with drawn SchedulerParameters.
+"""The ``slurm`` policy in one compiled call (:func:`queuesim.core.batch_run.replay_events`
+with Slurm's rules) gives what its pass-by-pass ``schedule`` gives through the Context:
+Slurm's main scheduler on events and every ``sched_interval``, its backfill every
+``bf_interval`` while jobs wait, on generated sites (queues, limits, memory, GPUs, node
+properties, fairshare and multifactor orders) with drawn SchedulerParameters.
 
 Both paths run their kernels interpreted here (the same source numba compiles; see
 :mod:`queuesim.core.kernels`), so these tests compile nothing; the benchmark's slurm row
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from test_batch_run import assert_same_result, scenarios
 
 from queuesim.common.errors import WorkloadError
-from queuesim.core.batch_run import kernels_for, run_batch_slurm
+from queuesim.core.batch_run import RunKind, kernels_for
 from queuesim.core.engine import Simulation
 from queuesim.core.workload import CleaningOptions, prepare
 from queuesim.policies.registry import make_policy
@@ -99,7 +99,7 @@ def test_compiled_backfill_waits_for_the_next_bf_interval_boundary(
     policy: Any = make_policy("slurm", params)
     sim = Simulation(FOUR_CPUS, workload, policy, params=params, kernels="interpreted")
     assert sim.batch_rules is not None
-    assert kernels_for(sim.ordering, sim.batch_rules) == (run_batch_slurm,)
+    assert kernels_for(sim.ordering, sim.batch_rules) == (RunKind(False, False, True),)
     starts = sim.run().jobs.set_index("job_id")["start"].to_dict()
     assert starts == {1: 0.0, 2: 100.0, 3: start}
     assert policy.head_reservations[0] == (1, 100.0)  # J2 (job number 1) reserved at 100

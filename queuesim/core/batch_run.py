@@ -8,7 +8,7 @@ without strict_ordering), and whether reservations are promises kept from pass t
 with compression (Mu'alem and Feitelson, conservative backfilling). For those, the event
 loop, the waiting list, the site's ordering (FCFS, fairshare, queue priority then
 fairshare; paper 004, 2.1; Slurm's multifactor priority; the PBS order, whose run is a
-kernel of its own: :func:`run_batch_pbs`), the queue limits, the fairshare ledger, the
+compile of its own: :class:`RunKind`), the queue limits, the fairshare ledger, the
 placement and the pass itself all run here, in compiled code, without entering Python
 per event: what the Python engine (:mod:`.engine`) does through the
 :class:`~.context.Context` and a policy's ``schedule``, step for step, with the same
@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from numba.core.types import NoneType
 
 from queuesim.common.errors import PolicyViolation
 from queuesim.common.jit import jit
@@ -103,7 +104,7 @@ _WAITING, _RUNNING, _DONE = 1, 2, 3
 #: every place in the order may reserve (:attr:`~.profile.PassRules.reserve_before`)
 _ALL = PassRules._field_defaults["reserve_before"]
 
-#: what :func:`run_batch` returns besides a normal end: a start the checks refuse
+#: what :func:`replay_events` returns besides a normal end: a start the checks refuse
 FAILED_PLACEMENT = 1
 
 
@@ -146,7 +147,7 @@ class BatchRules(NamedTuple):
     starving_only: bool = False
     #: Slurm's main and backfill schedulers on their timer instead of one pass per event
     #: (their phases set the depth, the queue stop and the window; the other fields are a
-    #: plain backfilling pass's): the run is :func:`run_batch_slurm`
+    #: plain backfilling pass's): a run of its own kind (:class:`RunKind`)
     slurm: SlurmRules | None = None
 
 
@@ -226,6 +227,16 @@ def _report_progress(done: int, total: int) -> None:
 
 
 # --- small kernels -----------------------------------------------------------------------
+
+
+@jit
+def _progress(done: int, total: int) -> None:
+    """Tell the run's progress callback, in Python, that ``done`` of ``total`` jobs have
+    come. A kernel of its own: numba keeps an object-mode block with the function that
+    holds it, which pickles the function's whole typed code into its cache entry (1 MB
+    more, 15 ms more to load, for the run itself)."""
+    with numba.objmode():
+        _report_progress(done, total)
 
 
 @jit
@@ -356,36 +367,6 @@ def _slurm_wake(slurm: SlurmRules, now: float) -> float:
 
 
 # --- the run -----------------------------------------------------------------------------
-
-
-@jit
-def run_batch(*args):  # type: ignore[no-untyped-def]
-    """:func:`replay_events` under any order but the PBS order, one pass per event, without
-    promises (the code of promises, of the PBS order and of Slurm's timer left out: numba
-    drops the branches of an argument that is None before it compiles them, so that the
-    run compiles and loads what FCFS, EASY and the MetaCentrum scan use, no more)."""
-    return replay_events(*args, None, None, None)  # type: ignore[call-arg]
-
-
-@jit
-def run_batch_promises(*args):  # type: ignore[no-untyped-def]
-    """:func:`replay_events` under any order but the PBS order, one pass per event, with
-    promises (conservative backfilling: its :class:`PromiseBook` last)."""
-    return replay_events(*args, None, None)  # type: ignore[call-arg]
-
-
-@jit
-def run_batch_pbs(*args):  # type: ignore[no-untyped-def]
-    """:func:`replay_events` under the PBS order (the :class:`PromiseBook` or None, then its
-    :class:`~.pbs_order.PbsKeys`, last)."""
-    return replay_events(*args, None)  # type: ignore[call-arg]
-
-
-@jit
-def run_batch_slurm(*args):  # type: ignore[no-untyped-def]
-    """:func:`replay_events` with Slurm's main and backfill schedulers on their timer
-    (``None`` for the promises and the PBS keys, then the :class:`SlurmRules`, last)."""
-    return replay_events(*args)
 
 
 @jit
@@ -922,8 +903,7 @@ def replay_events(  # type: ignore[no-untyped-def]
 
         if report_every and next_job - reported >= report_every:
             reported = next_job
-            with numba.objmode():
-                _report_progress(next_job, n)
+            _progress(next_job, n)
     return 0, passes, scanned, scratch, log, heads
 
 
@@ -973,34 +953,57 @@ def compiles(ordering: WaitingOrder, rules: BatchRules | None = None) -> bool:
     return isinstance(ordering, FCFSOrder | FairshareOrder | PbsJobOrder)
 
 
+class RunKind(NamedTuple):
+    """Which of :func:`replay_events`'s optional parts a run holds (its promises, the PBS
+    order's keys, Slurm's timer): each kind is a compile of its own, since numba leaves
+    out the code of a part that is None before it types it, so that a FCFS, EASY or
+    MetaCentrum run compiles and loads none of the others' code.
+
+    The kinds are one kernel's specialisations, not kernels of their own: a wrapper
+    kernel per kind calling :func:`replay_events` had numba compile the whole run twice
+    over (once as the callee's own machine code, once linked into the wrapper's), about
+    an eighth of a first run's compile. :mod:`.kernels` asks numba's cache whether the
+    kind is compiled (:meth:`compiled_as`)."""
+
+    promises: bool
+    pbs: bool
+    slurm: bool
+
+    @property
+    def dispatcher(self) -> Callable[..., tuple]:  # type: ignore[type-arg]
+        """The kernel: :func:`replay_events` (looked up when asked, as the interpreted
+        kernels stand in for the compiled ones by name)."""
+        return replay_events
+
+    def compiled_as(self, signature: tuple[object, ...]) -> bool:
+        """Whether a compile of :func:`replay_events` for argument types ``signature`` is
+        this kind: its last three arguments None just where this kind lacks the part."""
+        parts = tuple(not isinstance(t, NoneType) for t in signature[-3:])
+        return parts == (self.promises, self.pbs, self.slurm)
+
+
 def kernels_for(ordering: WaitingOrder, rules: BatchRules | None = None) -> tuple[object, ...]:
-    """The kernels a run in one call under ``ordering`` and ``rules`` enters from Python
-    (see :mod:`.kernels`): the PBS order's run, Slurm's and a run with promises are
-    kernels of their own."""
-    return (_kernel(isinstance(ordering, PbsJobOrder), rules),)
+    """What a run in one call under ``ordering`` and ``rules`` enters from Python (see
+    :mod:`.kernels`): its :class:`RunKind`."""
+    return (_kind(isinstance(ordering, PbsJobOrder), rules),)
 
 
-def _kernel(pbs: bool, rules: BatchRules | None) -> Callable[..., tuple]:  # type: ignore[type-arg]
-    if rules is not None and rules.slurm is not None:
-        return run_batch_slurm
-    if pbs:
-        return run_batch_pbs
-    return run_batch_promises if rules is not None and rules.promises else run_batch
+def _kind(pbs: bool, rules: BatchRules | None) -> RunKind:
+    if rules is not None and rules.slurm is not None:  # no promises, no PBS order
+        return RunKind(False, False, True)
+    return RunKind(rules is not None and rules.promises, pbs, False)
 
 
 def _entry(
     n: int, pbs: PbsKeys | None, rules: BatchRules | None
 ) -> tuple[Callable[..., tuple], tuple[object, ...]]:  # type: ignore[type-arg]
-    """The kernel a run of ``n`` jobs enters (:func:`_kernel`) and the arguments it takes
-    after ``fast``: the :class:`PromiseBook` when ``rules`` promise, the PBS order's keys,
-    Slurm's rules, each where its kernel expects it."""
-    kernel = _kernel(pbs is not None, rules)
-    if rules is not None and rules.slurm is not None:  # no promises, no PBS order
-        return kernel, (None, None, _typed_slurm(rules.slurm))
-    book = promise_book(n) if rules is not None and rules.promises else None
-    if pbs is not None:
-        return kernel, (book, pbs)
-    return kernel, () if book is None else (book,)
+    """The kernel a run of ``n`` jobs enters and the arguments it takes after ``fast``:
+    the :class:`PromiseBook` when ``rules`` promise, the PBS order's keys, Slurm's rules,
+    each None where the run has none (see :class:`RunKind`)."""
+    kind = _kind(pbs is not None, rules)
+    book = promise_book(n) if kind.promises else None
+    slurm = _typed_slurm(rules.slurm) if rules is not None and rules.slurm is not None else None
+    return kind.dispatcher, (book, pbs, slurm)
 
 
 def indexable(state: RunState, order_kind: int, rules: BatchRules) -> bool:
@@ -1186,6 +1189,6 @@ def warm_up(ordering: WaitingOrder | None = None, rules: BatchRules | None = Non
     )
 
 
-#: the kernels a run in one call enters from Python, one per kind of run (see
-#: :mod:`.kernels` and :func:`kernels_for`)
-KERNELS = (run_batch, run_batch_promises, run_batch_pbs, run_batch_slurm)
+#: the kernel a run in one call enters from Python, specialised per :class:`RunKind`
+#: (see :mod:`.kernels` and :func:`kernels_for`)
+KERNELS = (replay_events,)

@@ -61,17 +61,22 @@ class Run(NamedTuple):
 
 def ready(kernels: Iterable[object]) -> bool:
     """Whether numba's on-disk cache holds compiled code of every one of ``kernels`` (their
-    dispatchers) for their current source. Reads numba's cache index, not the code, so it
-    costs milliseconds; if numba's cache layout is not the one expected, answers true (the
-    run then compiles, as it always could)."""
+    dispatchers) for their current source; a kernel given as one kind of its compiles (an
+    object with its ``dispatcher`` and a test ``compiled_as(signature)``, as
+    :class:`~.batch_run.RunKind`) only if a compile of that kind is cached. Reads numba's
+    cache index, not the code, so it costs milliseconds; if numba's cache layout is not the
+    one expected, answers true (the run then compiles, as it always could)."""
     for kernel in kernels:
-        if not isinstance(kernel, Dispatcher):
+        kind = getattr(kernel, "compiled_as", None)
+        dispatcher = getattr(kernel, "dispatcher", kernel) if kind is not None else kernel
+        if not isinstance(dispatcher, Dispatcher):
             continue
         try:
-            index = kernel._cache._cache_file._load_index()  # type: ignore[attr-defined]
+            index = dispatcher._cache._cache_file._load_index()  # type: ignore[attr-defined]
+            cached = any(kind(key[0]) for key in index) if kind is not None else bool(index)
         except Exception:  # numba internals changed: fall back to compiling
             return True
-        if not index:
+        if not cached:
             return False
     return True
 
