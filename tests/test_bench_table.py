@@ -28,3 +28,20 @@ def test_a_row_of_several_setups_runs_them_together_and_counts_every_setup(
     assert figures["jobs"] == 4000
     assert figures["passes"] > 0 and figures["simulate"] > 0
     assert figures["starts"] == ["-", "-"]
+
+
+def test_the_warm_up_compiles_each_kind_of_run_the_rows_enter_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before the rows, the bench makes numba's cache hold every kind of run they enter:
+    FCFS, EASY and the site's own policy (EASY) are one kind, conservative's promises
+    another; afterwards both are cached, so no row is charged a compile."""
+    from queuesim.core import kernels
+    from queuesim.core.batch_run import RunKind
+
+    pairs = "kth-sp2.yaml:fcfs,kth-sp2.yaml:easy,kth-sp2.yaml:,kth-sp2.yaml:conservative"
+    bench_table._warm_up_child(str(REPO / "site-configs"), pairs)
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures["kinds"] == 2
+    assert 0 <= figures["compiled"] <= 2
+    assert kernels.ready([RunKind(False, False, False), RunKind(True, False, False)])

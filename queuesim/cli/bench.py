@@ -16,7 +16,9 @@ DESCRIPTION = paragraph(
     Run the performance table - full real traces under the built-in policies, reshaped
     traces of one and two million jobs, a deep queue, the README sample cold and warm -,
     each run in a fresh process, and print every phase's seconds, jobs/s, peak memory and
-    the target (the quick runs by default, all with --full). With --trace or --policy:
+    the target (the quick runs by default, all with --full); the kernels the runs need
+    are compiled first where numba's cache lacks them, on a line of their own. With
+    --trace or --policy:
     each policy on each trace instead. Traces are looked up in --workloads (default:
     ../shared/workloads beside the repository).
     """

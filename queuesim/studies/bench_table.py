@@ -18,6 +18,11 @@ MetaCentrum ones) runs them as ``queuesim compare`` does, in parallel on the loc
 its ``simulate`` is the wall time until the last ends, less the longest kernel loading.
 Start times are checked against the
 previous implementation's where :data:`~.bench.REFERENCE_STARTS` has them.
+
+Before the rows, one child compiles the kernels of every kind of run the rows enter that
+numba's cache lacks (the first run on a new install, or after an upgrade), and says how
+long that took, so that each row times what a run with its kernels cached costs; the
+first run's compile is measured apart (its own line, and the empty-cache sample row).
 """
 
 from __future__ import annotations
@@ -304,6 +309,7 @@ def run_bench_table(
     for run in runs:
         if not run.sample and not (workloads / run.trace).is_file():
             raise QueuesimError(f"{workloads / run.trace}: trace not found (use --workloads DIR)")
+    warmed = _warm_up(console, [r for r in runs if not r.sample], site_configs)
     columns = ["run", "jobs", "read", "prepare", "kernels", "simulate", "write", "total s"]
     columns += ["jobs/s", "scanned/pass", "peak MB", "target", "", "starts"]
     lines: list[list[str]] = []
@@ -346,6 +352,7 @@ def run_bench_table(
                 "python": platform.python_version(),
                 "system": platform.platform(),
             },
+            "kernels_first": warmed,
             "runs": rows,
         }
         atomic_write_text(record, json.dumps(document, indent=2) + "\n")
@@ -353,9 +360,58 @@ def run_bench_table(
     return rows
 
 
+def _warm_up_child(configs: str, pairs: str) -> None:
+    """Compile, or load from numba's cache, the run in one call of each kind that the
+    ``pairs`` (``site file:policy`` joined by ``,``; an empty policy: the site's) enter,
+    and print how many kinds there were and how many had to be compiled, as JSON (in the
+    child process). A site or policy that runs pass by pass (or under the PBS order,
+    none of the table's) is left to its row."""
+    from queuesim.core import kernels
+    from queuesim.core.batch_run import kernels_for, warm_up
+    from queuesim.core.ordering import FCFSOrder
+    from queuesim.policies.registry import make_policy
+    from queuesim.site.enums import Ordering
+    from queuesim.site.loading import load_site
+
+    kinds: dict[tuple[object, ...], Any] = {}
+    for pair in pairs.split(","):
+        site_file, _, policy = pair.rpartition(":")
+        site = load_site(Path(configs) / site_file).with_scheduler(policy or None)
+        policy_of = make_policy(site.scheduler.policy, site.scheduler.params)
+        rules = getattr(policy_of, "batch_rules", None)  # as the engine asks
+        if rules is not None and site.ordering is not Ordering.PBS:
+            kinds.setdefault(kernels_for(FCFSOrder(), rules), rules)
+    cold = [kind for kind in kinds if not kernels.ready(kind)]
+    with kernels.loading():
+        for rules in kinds.values():
+            warm_up(FCFSOrder(), rules)
+    print(json.dumps({"kinds": len(kinds), "compiled": len(cold)}))
+
+
+def _warm_up(console: Console, runs: Sequence[BenchRun], configs: Path) -> dict[str, Any]:
+    """Run :func:`_warm_up_child` for the ``runs``' sites and policies; print and return
+    its figures with its wall seconds."""
+    pairs = sorted({f"{site}:{run.policy or ''}" for run in runs for site in run.sites})
+    console.print("kernels: compiling what numba's cache lacks (first run only) ...")
+    command = [sys.executable, "-m", __name__, "--warm-up", str(configs), ",".join(pairs)]
+    started = time.perf_counter()
+    figures = run_child(command, "kernels")
+    figures["seconds"] = time.perf_counter() - started
+    done = "compiled" if figures["compiled"] else "all cached"
+    console.print(
+        f"kernels: {figures['kinds']} kinds of run, {done} "
+        f"({figures['compiled']} compiled), {figures['seconds']:.1f} s",
+        highlight=False,
+    )
+    return figures
+
+
 def main(argv: Sequence[str]) -> None:
     program.starting()  # the child is a program of its own, as `queuesim run` is
-    _child(*argv[:3])
+    if argv[0] == "--warm-up":
+        _warm_up_child(*argv[1:3])
+    else:
+        _child(*argv[:3])
     program.ending()
 
 
