@@ -45,3 +45,15 @@ def test_the_warm_up_compiles_each_kind_of_run_the_rows_enter_once(
     assert figures["kinds"] == 2
     assert 0 <= figures["compiled"] <= 2
     assert kernels.ready([RunKind(False, False, False), RunKind(True, False, False)])
+
+
+def test_a_row_past_its_own_time_limit_is_shown_stopped_at_that_limit() -> None:
+    """The blocked deep conservative row is stopped at six times its target (not the
+    default ten minutes) and says so; a row that ended is judged by its target."""
+    row = next(r for r in bench_table.RUNS if r.name.endswith("at once, conservative"))
+    assert row.time_limit == 6 * (row.target_seconds or 0)
+    assert bench_table._verdict({"timed_out": True}, row) == "stopped after 120 s"
+    assert bench_table._verdict({"total": 19.0}, row) == "met"
+    assert bench_table._verdict({"total": 21.0}, row) == "not met"
+    quick = bench_table.RUNS[0]
+    assert bench_table._verdict({"timed_out": True}, quick) == "stopped after 600 s"

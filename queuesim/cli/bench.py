@@ -50,8 +50,8 @@ def add_parser(sub: Any) -> None:
     parser.add_argument(
         "--full",
         action="store_true",
-        help="every run of the performance table (about 15 minutes), not only the quick ones "
-        "(about a minute)",
+        help="every run of the performance table (about 5 minutes once the kernels are "
+        "compiled), not only the quick ones (about 15 s)",
     )
     parser.add_argument(
         "--json",

@@ -79,6 +79,8 @@ class BenchRun:
     full: bool = False
     #: the README sample command (``cold``: with an empty kernel cache)
     sample: str = ""
+    #: a run still going after this many seconds is stopped and shown as such
+    time_limit: float = 600
 
 
 RUNS = (
@@ -122,6 +124,8 @@ RUNS = (
         target_seconds=5,
         full=True,
     ),
+    # blocked: exact compression takes far longer here (stopped after 45 minutes on
+    # 2026-11-28; see docs/performance-notes.md), so it is stopped at six times its target
     BenchRun(
         "deep queue: 50,000 SDSC-SP2 jobs at once, conservative",
         SDSC_SP2,
@@ -130,6 +134,7 @@ RUNS = (
         shape="burst:50000",
         target_seconds=20,
         full=True,
+        time_limit=120,
     ),
     # Slurm's main and backfill schedulers: a pass every bf_interval (30 s) while jobs wait,
     # 614,491 passes (no target in the issue; pass by pass it took 83.7 s of CPU)
@@ -143,9 +148,6 @@ SCALING = tuple(
     BenchRun(f"EASY, HPC2N x{factor:g}", shape=f"repeat:{round(202_871 * factor)}", full=True)
     for factor in (0.25, 0.5, 1, 2, 4)
 )
-
-#: a run that takes longer than this is stopped and shown as such
-TIME_LIMIT = 600
 
 
 def reshape(trace: Any, shape: str) -> Any:
@@ -268,14 +270,14 @@ def _measure(run: BenchRun, workloads: Path, configs: Path) -> dict[str, Any]:
         return _sample(run)
     command = [sys.executable, "-m", __name__, run.name, str(workloads), str(configs)]
     started = time.perf_counter()
-    figures = run_child(command, run.name, timeout=TIME_LIMIT)
+    figures = run_child(command, run.name, timeout=run.time_limit)
     figures["total"] = time.perf_counter() - started
     return figures
 
 
 def _verdict(figures: dict[str, Any], run: BenchRun) -> str:
     if figures.get("timed_out"):
-        return f"stopped after {TIME_LIMIT} s"
+        return f"stopped after {run.time_limit:g} s"
     met = []
     if run.target_seconds is not None:
         met.append(figures["total"] <= run.target_seconds)
