@@ -1147,10 +1147,8 @@ def warm_up(ordering: WaitingOrder | None = None, rules: BatchRules | None = Non
     default the run of every order but the PBS order, one pass per event), or load it
     from numba's cache, on a one-job input, so that a run's time is not charged the
     compilation."""
-    slurm = rules is not None and rules.slurm is not None
-    pbs = tiny_pbs_keys() if isinstance(ordering, PbsJobOrder) and not slurm else None
-    kernel, tail = _entry(1, pbs, rules)
-    promises = rules is not None and rules.promises and not slurm
+    run_kind = _kind(isinstance(ordering, PbsJobOrder), rules)
+    kernel, tail = _entry(1, tiny_pbs_keys() if run_kind.pbs else None, rules)
     site = Site.model_validate(
         {"name": "warm-up", "clusters": [{"name": "c", "nodes": 1, "cpus_per_node": 1}]}
     )
@@ -1171,7 +1169,7 @@ def warm_up(ordering: WaitingOrder | None = None, rules: BatchRules | None = Non
         ledger,
         log,
         kind,
-        BatchRules(1, True, False, False, promises, False),
+        BatchRules(1, True, False, False, run_kind.promises, False),
         True,
         RunOut(
             np.full(1, np.nan),
@@ -1184,7 +1182,7 @@ def warm_up(ordering: WaitingOrder | None = None, rules: BatchRules | None = Non
         empty_scratch(1),
         0,
         make_index(one_i),
-        not slurm,
+        not run_kind.slurm,
         *tail,
     )
 
